@@ -1,0 +1,42 @@
+#!/usr/bin/env node
+// Adds up every vitest JSON report under reports/ and prints the closing line CI reads:
+// "N passed, N failed" (", N skipped" when some were skipped).
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = process.argv[2] ?? 'reports';
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+const failures = [];
+const walk = (dir) => {
+  if (!existsSync(dir)) return;
+  for (const entry of readdirSync(dir)) {
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) walk(path);
+    else if (entry.endsWith('.json')) {
+      const report = JSON.parse(readFileSync(path, 'utf8'));
+      passed += report.numPassedTests ?? 0;
+      failed += report.numFailedTests ?? 0;
+      skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
+      // A suite that failed to load has no failed tests but did fail.
+      for (const suite of report.testResults ?? []) {
+        if (suite.status === 'failed' && (suite.assertionResults ?? []).every((a) => a.status !== 'failed')) {
+          failed += 1;
+          failures.push(`${suite.name}: ${String(suite.message ?? 'suite failed').split('\n')[0]}`);
+        }
+        for (const a of suite.assertionResults ?? []) {
+          if (a.status === 'failed') failures.push(`${suite.name} › ${a.fullName}`);
+        }
+      }
+    }
+  }
+};
+walk(root);
+if (failures.length > 0) {
+  console.log('\nFailed:');
+  for (const f of failures) console.log(`  ✗ ${f}`);
+}
+const extra = process.argv.slice(3).map(Number).filter(Number.isFinite);
+failed += extra.reduce((a, b) => a + b, 0);
+console.log(`\n${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`);

@@ -1,0 +1,28 @@
+#!/usr/bin/env node
+// Runs one test tier of one Nx project and writes a JSON report that scripts/summarize-tests.mjs
+// adds up into the closing "N passed, N failed" line. A project without tests of this tier passes.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const [tier, project, root] = process.argv.slice(2);
+if (!tier || !project || !root) {
+  console.error('usage: vitest-tier.mjs <tier> <project> <projectRoot>');
+  process.exit(2);
+}
+const reportDir = join('reports', tier);
+mkdirSync(reportDir, { recursive: true });
+const args = [
+  'vitest',
+  'run',
+  '--project',
+  tier,
+  '--dir',
+  root,
+  '--passWithNoTests',
+  '--reporter=default',
+  '--reporter=json',
+  `--outputFile.json=${join(reportDir, `${project}.json`)}`,
+];
+const result = spawnSync('npx', args, { stdio: 'inherit' });
+process.exit(result.status ?? 1);
