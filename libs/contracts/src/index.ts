@@ -33,3 +33,4 @@ export {
   type SubjectTokens,
   wildcardSubject,
 } from './subject';
+export { type Decider, type DomainEvent, DomainError, foldEvents } from './decider';
