@@ -34,3 +34,4 @@ export {
   wildcardSubject,
 } from './subject';
 export { type Decider, type DomainEvent, DomainError, foldEvents } from './decider';
+export { defineQuery, type QueryDefinition, type QueryRequest, type QueryResponse } from './query';
