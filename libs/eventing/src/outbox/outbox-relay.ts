@@ -1,0 +1,214 @@
+import { Headers } from '@gpunet/contracts';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import { headers as natsHeaders } from '@nats-io/nats-core';
+import { Client } from 'pg';
+import { type BackoffPolicy, backoffDelay } from '../backoff';
+import type { EventingMetrics } from '../metrics';
+import type { Database } from '../postgres/database';
+import { contextFromTraceRecord, inSpan, injectIntoHeaders, SpanKind, type TraceRecord } from '../tracing';
+
+export interface OutboxRelayOptions {
+  readonly db: Database;
+  readonly js: JetStreamClient;
+  /** NOTIFY channel of the event store (`PostgresEventStore.channel`). */
+  readonly channel: string;
+  /** Rows read and published per round. Default 256. */
+  readonly batchSize?: number;
+  /**
+   * Safety-net poll in ms, for a notification lost while the LISTEN connection was down. Commits
+   * wake the relay at once through NOTIFY; this only bounds the worst case. Default 1000.
+   */
+  readonly pollIntervalMs?: number;
+  /** How long to wait for JetStream's acknowledgement of one publish, in ms. Default 5000. */
+  readonly publishTimeoutMs?: number;
+  /** Backoff between failed rounds (NATS down, stream missing). */
+  readonly backoff?: BackoffPolicy;
+  readonly metrics?: EventingMetrics;
+  /** Called on failures worth a log line; the relay itself never throws them. */
+  readonly onError?: (error: unknown, context: string) => void;
+  /**
+   * Called after JetStream acknowledged a batch and before its rows are deleted: the window in which
+   * a crash makes the relay publish again. Crash tests use it to die exactly there.
+   */
+  readonly afterPublish?: (published: number) => void | Promise<void>;
+}
+
+interface OutboxRow {
+  id: string;
+  event_id: string;
+  subject: string;
+  body: string;
+  type: string;
+  version: number;
+  trace: TraceRecord | null;
+}
+
+/**
+ * Publishes the outbox to JetStream (ADR 0001). One relay per schema is active at a time (a Postgres
+ * advisory lock held on its LISTEN connection; standbys take over when that connection dies). Each
+ * message goes out with `Nats-Msg-Id = eventId`, so a row published again after a crash is dropped
+ * by the broker's de-duplication, and consumers de-duplicate by event id beyond its window. A row is
+ * deleted only after JetStream acknowledged it: a crash at any point loses nothing.
+ */
+export class OutboxRelay {
+  private listener: Client | undefined;
+  private leader = false;
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private pending = true;
+  private failures = 0;
+
+  constructor(private readonly options: OutboxRelayOptions) {}
+
+  get isLeader(): boolean {
+    return this.leader;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+    await this.disconnect();
+  }
+
+  /** Publishes everything in the outbox now; resolves when it is empty (used by tools and tests). */
+  async drain(): Promise<void> {
+    while ((await this.publishBatch()) > 0) {
+      /* keep going */
+    }
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      try {
+        if (!(await this.ensureLeadership())) {
+          await this.idle(this.options.pollIntervalMs ?? 1000);
+          continue;
+        }
+        this.pending = false;
+        const published = await this.publishBatch();
+        this.failures = 0;
+        if (published === 0 && !this.pending) await this.idle(this.options.pollIntervalMs ?? 1000);
+      } catch (error) {
+        this.failures += 1;
+        this.options.metrics?.relayFailures.inc();
+        this.options.onError?.(error, 'outbox relay round failed; retrying with backoff');
+        await this.idle(backoffDelay(this.failures, this.options.backoff ?? { initialMs: 50, maxMs: 5000 }));
+      }
+    }
+  }
+
+  /** Reads one batch, publishes it, deletes what JetStream acknowledged. Returns rows published. */
+  private async publishBatch(): Promise<number> {
+    const { db } = this.options;
+    const rows = await db.query<OutboxRow>(
+      `SELECT id, event_id, subject, body, type, version, trace FROM "${db.schema}".outbox ORDER BY id LIMIT $1`,
+      [this.options.batchSize ?? 256],
+    );
+    if (rows.length === 0) {
+      this.options.metrics?.outboxLag.set(0);
+      return 0;
+    }
+    // Publishes are pipelined; JetStream stores them in send order. Only the acknowledged prefix is
+    // deleted, so a failure mid-batch re-sends the rest (de-duplicated by Nats-Msg-Id).
+    const results = await Promise.allSettled(rows.map((row) => this.publish(row)));
+    const firstFailure = results.findIndex((r) => r.status === 'rejected');
+    const done = firstFailure === -1 ? rows.length : firstFailure;
+    if (done > 0) await this.options.afterPublish?.(done);
+    if (done > 0) {
+      await db.query(`DELETE FROM "${db.schema}".outbox WHERE id = ANY($1::bigint[])`, [
+        rows.slice(0, done).map((r) => r.id),
+      ]);
+      this.options.metrics?.published.inc(done);
+    }
+    if (firstFailure !== -1) throw (results[firstFailure] as PromiseRejectedResult).reason;
+    return done;
+  }
+
+  private publish(row: OutboxRow): Promise<unknown> {
+    return inSpan(
+      `publish ${row.type}`,
+      {
+        kind: SpanKind.PRODUCER,
+        parent: contextFromTraceRecord(row.trace),
+        attributes: {
+          'messaging.system': 'nats',
+          'messaging.operation': 'publish',
+          'messaging.destination.name': row.subject,
+          'messaging.message.id': row.event_id,
+          'gpunet.event.type': row.type,
+        },
+      },
+      async () => {
+        const hdrs = natsHeaders();
+        hdrs.set(Headers.msgId, row.event_id);
+        hdrs.set(Headers.type, row.type);
+        hdrs.set(Headers.version, String(row.version));
+        injectIntoHeaders(hdrs);
+        return this.options.js.publish(row.subject, row.body, {
+          msgID: row.event_id,
+          headers: hdrs,
+          timeout: this.options.publishTimeoutMs ?? 5000,
+        });
+      },
+    );
+  }
+
+  /** Holds the LISTEN connection and, on it, the relay's advisory lock. */
+  private async ensureLeadership(): Promise<boolean> {
+    if (this.listener && this.leader) return true;
+    if (!this.listener) {
+      const client = new Client({
+        connectionString: this.options.db.options.url,
+        application_name: 'gpunet-outbox-relay',
+      });
+      client.on('notification', () => {
+        this.pending = true;
+        this.wake?.();
+      });
+      client.on('error', (error) => {
+        this.options.onError?.(error, 'outbox relay lost its LISTEN connection');
+        void this.disconnect();
+      });
+      await client.connect();
+      await client.query(`LISTEN "${this.options.channel}"`);
+      this.listener = client;
+    }
+    const { rows } = await this.listener.query<{ locked: boolean }>(
+      'SELECT pg_try_advisory_lock(hashtext($1)) AS locked',
+      [this.options.channel],
+    );
+    this.leader = rows[0]?.locked === true;
+    return this.leader;
+  }
+
+  private async disconnect(): Promise<void> {
+    const client = this.listener;
+    this.listener = undefined;
+    this.leader = false;
+    this.wake?.();
+    await client?.end().catch(() => undefined);
+  }
+
+  private idle(ms: number): Promise<void> {
+    if (!this.running) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = () => {
+        this.wake = undefined;
+        done();
+      };
+    });
+  }
+}

@@ -1,0 +1,120 @@
+import 'reflect-metadata';
+import { DataSource, type EntityManager, type MixedList, type QueryRunner } from 'typeorm';
+import { eventingMigrations } from './migrations';
+
+/** A schema name we are willing to interpolate into SQL (it cannot be a bind parameter). */
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export const assertSchemaName = (schema: string): string => {
+  if (!SCHEMA_NAME.test(schema)) {
+    throw new Error(`schema ${JSON.stringify(schema)} must match ${String(SCHEMA_NAME)}`);
+  }
+  return schema;
+};
+
+/** A transaction: raw SQL for the hot paths, TypeORM's EntityManager for services that want entities. */
+export interface Tx {
+  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<R[]>;
+  /** Rows affected by an INSERT/UPDATE/DELETE. */
+  execute(sql: string, params?: readonly unknown[]): Promise<number>;
+  readonly manager: EntityManager;
+  /** The Postgres schema holding this service's tables, already validated (safe to interpolate). */
+  readonly schema: string;
+}
+
+export interface DatabaseOptions {
+  /** `postgres://user:pass@host:port/db`. */
+  readonly url: string;
+  /** The service's own Postgres schema; every eventing table lives in it. */
+  readonly schema: string;
+  /** Connections in the pool. Default 10. */
+  readonly poolSize?: number;
+  /** The service's TypeORM entities (projections). */
+  readonly entities?: MixedList<string | (new () => unknown)>;
+  /** The service's own migrations; they run after the eventing tables'. */
+  readonly migrations?: MixedList<string | (new () => unknown)>;
+  /** Application name in `pg_stat_activity`. */
+  readonly applicationName?: string;
+}
+
+/**
+ * The service's database: a TypeORM DataSource bound to one schema, with the eventing tables
+ * created by migrations. `transaction` is the one way state changes are written.
+ */
+export class Database {
+  readonly schema: string;
+  readonly dataSource: DataSource;
+
+  constructor(readonly options: DatabaseOptions) {
+    this.schema = assertSchemaName(options.schema);
+    this.dataSource = new DataSource({
+      type: 'postgres',
+      url: options.url,
+      schema: this.schema,
+      entities: options.entities ?? [],
+      migrations: [
+        ...eventingMigrations,
+        ...((options.migrations as unknown[] | undefined) ?? []),
+      ] as MixedList<new () => unknown>,
+      migrationsTableName: 'migrations',
+      migrationsTransactionMode: 'each',
+      synchronize: false,
+      logging: false,
+      applicationName: options.applicationName ?? 'gpunet',
+      extra: { max: options.poolSize ?? 10 },
+    });
+  }
+
+  /** Connects, creates the schema if needed and runs pending migrations. */
+  async open(): Promise<this> {
+    await this.dataSource.initialize();
+    await this.dataSource.query(`CREATE SCHEMA IF NOT EXISTS "${this.schema}"`);
+    await this.dataSource.runMigrations({ transaction: 'each' });
+    return this;
+  }
+
+  async close(): Promise<void> {
+    if (this.dataSource.isInitialized) await this.dataSource.destroy();
+  }
+
+  /** Runs `fn` in one transaction; commits if it resolves, rolls back if it throws. */
+  async transaction<T>(
+    fn: (tx: Tx) => Promise<T>,
+    isolation: 'READ COMMITTED' | 'SERIALIZABLE' = 'READ COMMITTED',
+  ): Promise<T> {
+    const runner = this.dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      await runner.startTransaction(isolation);
+      try {
+        const result = await fn(txFor(runner, this.schema));
+        await runner.commitTransaction();
+        return result;
+      } catch (error) {
+        if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+        throw error;
+      }
+    } finally {
+      await runner.release();
+    }
+  }
+
+  /** A single statement outside an explicit transaction. */
+  async query<R = Record<string, unknown>>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+    const result = await this.dataSource.query<R[]>(sql, [...params]);
+    return result;
+  }
+}
+
+const txFor = (runner: QueryRunner, schema: string): Tx => ({
+  schema,
+  manager: runner.manager,
+  query: async <R>(sql: string, params: readonly unknown[] = []) => {
+    const result = await runner.query(sql, [...params], true);
+    return result.records as R[];
+  },
+  execute: async (sql: string, params: readonly unknown[] = []) => {
+    const result = await runner.query(sql, [...params], true);
+    return result.affected ?? 0;
+  },
+});

@@ -1,0 +1,180 @@
+import {
+  InvalidMessageError,
+  type QueryDefinition,
+  type QueryRequest,
+  type QueryResponse,
+  toIssues,
+} from '@gpunet/contracts';
+import {
+  errors as natsErrors,
+  headers as natsHeaders,
+  type Msg,
+  type NatsConnection,
+  type Subscription,
+} from '@nats-io/nats-core';
+import { z } from 'zod';
+import { errorCode, isRetryable, NoRespondersError, QueryFailedError, QueryTimeoutError } from '../errors';
+import { extractFromHeaders, inSpan, injectIntoHeaders, SpanKind } from '../tracing';
+
+/** The reply body: a result, or an error with a code the client maps to `QueryFailedError`. */
+const ReplySchema = z.union([
+  z.strictObject({ ok: z.literal(true), data: z.unknown() }),
+  z.strictObject({
+    ok: z.literal(false),
+    error: z.strictObject({
+      code: z.string().max(128),
+      message: z.string().max(4096),
+      retryable: z.boolean(),
+      issues: z.array(z.strictObject({ path: z.string(), message: z.string() })).max(100),
+    }),
+  }),
+]);
+
+export interface QueryServerOptions {
+  readonly nc: NatsConnection;
+  readonly prefix?: string;
+  /** Queue group: replicas of a service share the load. Default: the query's name. */
+  readonly queue?: string;
+  readonly onError?: (error: unknown, context: string) => void;
+}
+
+/**
+ * Answers one query over core NATS. Requests are validated against the definition; a bad request,
+ * an unknown failure or a handler's typed error all come back as `ok: false` with a code — the
+ * server never crashes on input and the client never waits for a timeout on an error.
+ */
+export const serveQuery = <Q extends QueryDefinition>(
+  def: Q,
+  handler: (request: z.output<Q['request']>) => Promise<QueryResponse<Q>>,
+  options: QueryServerOptions,
+): Subscription =>
+  options.nc.subscribe(def.subject(options.prefix ?? ''), {
+    queue: options.queue ?? def.name,
+    callback: (error, msg) => {
+      if (error) {
+        options.onError?.(error, `query ${def.name}: subscription error`);
+        return;
+      }
+      void answer(def, handler, msg, options);
+    },
+  });
+
+const answer = async <Q extends QueryDefinition>(
+  def: Q,
+  handler: (request: z.output<Q['request']>) => Promise<QueryResponse<Q>>,
+  msg: Msg,
+  options: QueryServerOptions,
+): Promise<void> => {
+  const reply = (body: z.infer<typeof ReplySchema>) => {
+    if (msg.reply) msg.respond(JSON.stringify(body));
+  };
+  await inSpan(
+    `query ${def.name}`,
+    {
+      kind: SpanKind.SERVER,
+      parent: extractFromHeaders(msg.headers),
+      attributes: { 'messaging.system': 'nats', 'messaging.destination.name': msg.subject },
+    },
+    async () => {
+      let raw: unknown;
+      try {
+        raw = msg.json();
+      } catch {
+        reply({
+          ok: false,
+          error: {
+            code: 'INVALID_REQUEST',
+            message: 'request body is not JSON',
+            retryable: false,
+            issues: [],
+          },
+        });
+        return;
+      }
+      const request = def.request.safeParse(raw);
+      if (!request.success) {
+        const issues = toIssues(request.error);
+        reply({
+          ok: false,
+          error: {
+            code: 'INVALID_REQUEST',
+            message: `invalid ${def.name} request`,
+            retryable: false,
+            issues,
+          },
+        });
+        return;
+      }
+      try {
+        const data = def.response.parse(await handler(request.data as z.output<Q['request']>));
+        reply({ ok: true, data });
+      } catch (error) {
+        options.onError?.(error, `query ${def.name} failed`);
+        reply({
+          ok: false,
+          error: {
+            code: errorCode(error).slice(0, 128),
+            message: (error instanceof Error ? error.message : String(error)).slice(0, 4096),
+            retryable: isRetryable(error),
+            issues: [],
+          },
+        });
+      }
+    },
+  ).catch((error: unknown) => options.onError?.(error, `query ${def.name}: reply failed`));
+};
+
+/**
+ * Asks a query and returns the validated response. Throws `QueryTimeoutError`, `NoRespondersError`,
+ * `QueryFailedError` (the server's code) or `InvalidMessageError` (a request or reply off contract).
+ */
+export const askQuery = async <Q extends QueryDefinition>(
+  nc: NatsConnection,
+  def: Q,
+  request: QueryRequest<Q>,
+  options: { timeoutMs?: number; prefix?: string } = {},
+): Promise<QueryResponse<Q>> => {
+  const parsed = def.request.safeParse(request);
+  if (!parsed.success) throw new InvalidMessageError(`${def.name} request`, toIssues(parsed.error));
+  return inSpan(`ask ${def.name}`, { kind: SpanKind.CLIENT }, async () => {
+    const hdrs = natsHeaders();
+    injectIntoHeaders(hdrs);
+    let msg: Msg;
+    try {
+      msg = await nc.request(def.subject(options.prefix ?? ''), JSON.stringify(parsed.data), {
+        timeout: options.timeoutMs ?? 5000,
+        headers: hdrs,
+      });
+    } catch (error) {
+      if (
+        error instanceof natsErrors.NoRespondersError ||
+        (error instanceof natsErrors.RequestError && error.isNoResponders())
+      ) {
+        throw new NoRespondersError(`nobody serves ${def.name}`, { cause: error });
+      }
+      if (error instanceof natsErrors.TimeoutError) {
+        throw new QueryTimeoutError(`${def.name} got no answer within ${options.timeoutMs ?? 5000} ms`, {
+          cause: error,
+        });
+      }
+      throw error;
+    }
+    const reply = ReplySchema.safeParse(safeJson(msg));
+    if (!reply.success) throw new InvalidMessageError(`${def.name} reply`, toIssues(reply.error));
+    if (!reply.data.ok) {
+      const { code, message, retryable, issues } = reply.data.error;
+      throw new QueryFailedError(code, message, retryable, issues);
+    }
+    const data = def.response.safeParse(reply.data.data);
+    if (!data.success) throw new InvalidMessageError(`${def.name} response`, toIssues(data.error, ['data']));
+    return data.data as QueryResponse<Q>;
+  });
+};
+
+const safeJson = (msg: Msg): unknown => {
+  try {
+    return msg.json();
+  } catch {
+    return undefined;
+  }
+};

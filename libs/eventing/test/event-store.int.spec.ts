@@ -1,0 +1,137 @@
+import { createRegistry } from '@gpunet/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CommandHandler, ConcurrencyError, Database, type NewEvent, PostgresEventStore } from '../src';
+import { counterDecider, CounterIncremented, CounterLimitReached, counterRegistry } from './fixtures/counter';
+import { DATABASE_URL, dropSchema, uniqueName } from './support';
+
+const schema = uniqueName('store');
+const db = new Database({ url: DATABASE_URL, schema, poolSize: 8 });
+const store = new PostgresEventStore(db, counterRegistry);
+let ids = 0;
+const event = (total: number): NewEvent => ({
+  eventId: `0192d3a4-5b6c-7d8e-9f00-${String(++ids).padStart(12, '0')}`,
+  type: CounterIncremented.type,
+  version: 1,
+  data: { counterId: 'c', by: 1, total },
+  occurredAt: '2026-11-29T12:00:00.000Z',
+  correlationId: 'corr',
+  causationId: null,
+});
+
+beforeAll(async () => {
+  await db.open();
+});
+afterAll(async () => {
+  await db.close();
+  await dropSchema(schema);
+});
+
+describe('PostgresEventStore', () => {
+  it('appends and reads a stream in order, with outbox rows in the same transaction', async () => {
+    const result = await store.append('counter-a', [event(1), event(2)], { expectedVersion: 'no_stream' });
+    expect(result.nextExpectedVersion).toBe(2);
+    const read = await store.readStream('counter-a');
+    expect(read.map((e) => [e.streamVersion, (e.data as { total: number }).total])).toEqual([
+      [1, 1],
+      [2, 2],
+    ]);
+    const outbox = await db.query<{ subject: string }>(`SELECT subject FROM "${schema}".outbox ORDER BY id`);
+    expect(outbox.map((r) => r.subject)).toEqual([
+      CounterIncremented.subject(),
+      CounterIncremented.subject(),
+    ]);
+  });
+
+  it('two concurrent appends at the same expected version: exactly one wins', async () => {
+    await store.append('counter-race', [event(1)], { expectedVersion: 'no_stream' });
+    for (let round = 0; round < 10; round++) {
+      const version = await store.currentVersion('counter-race');
+      const results = await Promise.allSettled([
+        store.append('counter-race', [event(version + 1)], { expectedVersion: version }),
+        store.append('counter-race', [event(version + 1)], { expectedVersion: version }),
+      ]);
+      const won = results.filter((r) => r.status === 'fulfilled');
+      const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+      expect(won).toHaveLength(1);
+      expect(lost).toHaveLength(1);
+      expect(lost[0]!.reason).toBeInstanceOf(ConcurrencyError);
+    }
+    expect(await store.currentVersion('counter-race')).toBe(11);
+  });
+
+  it('refuses a wrong expected version without writing anything', async () => {
+    await expect(store.append('counter-a', [event(9)], { expectedVersion: 5 })).rejects.toBeInstanceOf(
+      ConcurrencyError,
+    );
+    await expect(
+      store.append('counter-a', [event(9)], { expectedVersion: 'no_stream' }),
+    ).rejects.toBeInstanceOf(ConcurrencyError);
+    expect(await store.currentVersion('counter-a')).toBe(2);
+  });
+
+  it('never stores an invalid payload', async () => {
+    const bad = { ...event(1), data: { counterId: 'c', by: 0, total: 1 } };
+    await expect(store.append('counter-bad', [bad], { expectedVersion: 'any' })).rejects.toThrow(/data\.by/);
+    expect(await store.currentVersion('counter-bad')).toBe(0);
+  });
+
+  it('reads all streams in global order', async () => {
+    const all = await store.readAll({ limit: 1000 });
+    const positions = all.map((e) => e.globalPosition);
+    expect(positions).toEqual([...positions].sort((a, b) => a - b));
+    expect(new Set(all.map((e) => e.streamId))).toEqual(new Set(['counter-a', 'counter-race']));
+  });
+});
+
+describe('CommandHandler', () => {
+  const handler = new CommandHandler({
+    store,
+    registry: counterRegistry,
+    decider: counterDecider,
+    clock: { now: () => new Date('2026-11-29T12:00:00Z') },
+  });
+
+  it('loads, decides and appends; business refusals are events', async () => {
+    await handler.handle('counter-h', { counterId: 'h', by: 2, limit: 3 }, { correlationId: 'x' });
+    const second = await handler.handle(
+      'counter-h',
+      { counterId: 'h', by: 2, limit: 3 },
+      { correlationId: 'x' },
+    );
+    expect(second.domainEvents.map((e) => e.type)).toEqual([CounterLimitReached.type]);
+    expect(second.nextExpectedVersion).toBe(2);
+  });
+
+  it('re-decides after a concurrency conflict, so 20 concurrent increments all land exactly once', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        new CommandHandler({
+          store,
+          registry: counterRegistry,
+          decider: counterDecider,
+          clock: { now: () => new Date() },
+          maxRetries: 50,
+        }).handle('counter-concurrent', { counterId: 'cc', by: 1, limit: 1000 }, { correlationId: 'y' }),
+      ),
+    );
+    expect(results).toHaveLength(20);
+    const events = await store.readStream('counter-concurrent');
+    expect(events.map((e) => (e.data as { total: number }).total)).toEqual(
+      Array.from({ length: 20 }, (_, i) => i + 1),
+    );
+  });
+
+  it('an unknown event type from a decider is refused before anything is written', async () => {
+    const registry = createRegistry([CounterIncremented]);
+    const limited = new CommandHandler({
+      store: new PostgresEventStore(db, registry),
+      registry,
+      decider: counterDecider,
+      clock: { now: () => new Date() },
+    });
+    await expect(
+      limited.handle('counter-u', { counterId: 'u', by: 5, limit: 1 }, { correlationId: 'z' }),
+    ).rejects.toThrow(/unknown message type/);
+    expect(await store.currentVersion('counter-u')).toBe(0);
+  });
+});
