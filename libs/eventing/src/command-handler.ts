@@ -89,7 +89,7 @@ export class CommandHandler<C, E extends DomainEvent, S> {
     return {
       events: result.events,
       domainEvents: decided,
-      state: decided.reduce(decider.evolve, state),
+      state: decided.reduce((s, e) => decider.evolve(s, e), state),
       nextExpectedVersion: result.nextExpectedVersion,
     };
   }

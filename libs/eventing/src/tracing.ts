@@ -1,71 +1,40 @@
 import {
+  Attr,
+  AttrValue,
   type Context,
-  context,
-  propagation,
+  contextFromRecord,
+  extractTraceContext,
+  injectTraceContext,
   type Span,
+  type SpanAttributes,
   SpanKind,
-  SpanStatusCode,
-  trace,
-} from '@opentelemetry/api';
+  traceContextToRecord,
+  withSpan,
+} from '@gpunet/telemetry';
+import type { MsgHdrs } from '@nats-io/nats-core';
+import { trace } from '@opentelemetry/api';
 
-/** Trace context as stored beside an event (W3C `traceparent`/`tracestate`). */
-export type TraceRecord = Record<string, string>;
+/** Trace context as stored beside an event and in the outbox (W3C `traceparent`/`tracestate`). */
+export type TraceRecord = Readonly<Record<string, string>>;
 
-export const TRACER_NAME = '@gpunet/eventing';
-export const tracer = () => trace.getTracer(TRACER_NAME);
+const tracer = () => trace.getTracer('@gpunet/eventing');
 
-/** The active trace context as a plain record, for the event store and outbox (null when none). */
-export const currentTraceRecord = (ctx: Context = context.active()): TraceRecord | null => {
-  const carrier: TraceRecord = {};
-  propagation.inject(ctx, carrier);
-  return Object.keys(carrier).length > 0 ? carrier : null;
+/** The active trace context as a storable record, or null when there is no active trace. */
+export const currentTraceRecord = (): TraceRecord | null => {
+  const record = traceContextToRecord();
+  return record.traceparent === undefined ? null : (record as TraceRecord);
 };
 
-/** Restores a context from a stored record. */
 export const contextFromTraceRecord = (record: TraceRecord | null | undefined): Context =>
-  record ? propagation.extract(context.active(), record) : context.active();
+  contextFromRecord(record);
+export const injectIntoHeaders = (hdrs: MsgHdrs): void => void injectTraceContext(hdrs);
+export const extractFromHeaders = (hdrs: MsgHdrs | undefined): Context => extractTraceContext(hdrs);
 
-interface HeaderLike {
-  get(key: string): string;
-  set(key: string, value: string): void;
-  keys(): string[];
-}
-
-/** Copies the context into NATS headers. */
-export const injectIntoHeaders = (hdrs: HeaderLike, ctx: Context = context.active()): void => {
-  propagation.inject(ctx, hdrs, { set: (carrier, key, value) => carrier.set(key, value) });
-};
-
-/** Reads the context from NATS headers. */
-export const extractFromHeaders = (hdrs: HeaderLike | undefined): Context =>
-  hdrs === undefined
-    ? context.active()
-    : propagation.extract(context.active(), hdrs, {
-        get: (carrier, key) => carrier.get(key) || undefined,
-        keys: (carrier) => carrier.keys(),
-      });
-
-/** Runs `fn` in a new span; records a thrown error on it; always ends it. */
-export const inSpan = async <T>(
+/** Runs `fn` in a span of the eventing tracer (see `withSpan`). */
+export const inSpan = <T>(
   name: string,
-  options: { kind?: SpanKind; attributes?: Record<string, string | number | boolean>; parent?: Context },
+  options: { kind?: SpanKind; attributes?: SpanAttributes; parent?: Context },
   fn: (span: Span) => Promise<T>,
-): Promise<T> =>
-  tracer().startActiveSpan(
-    name,
-    { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes ?? {} },
-    options.parent ?? context.active(),
-    async (span) => {
-      try {
-        return await fn(span);
-      } catch (error) {
-        span.recordException(error as Error);
-        span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
-        throw error;
-      } finally {
-        span.end();
-      }
-    },
-  );
+): Promise<T> => withSpan(tracer(), name, options, fn);
 
-export { SpanKind };
+export { Attr, AttrValue, SpanKind };

@@ -32,7 +32,7 @@ export const waitUntil = async <T>(
   let last: T | undefined;
   for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
     last = await probe();
-    if (last) return last as NonNullable<T>;
+    if (last) return last;
     if (Date.now() > deadline)
       throw new Error(
         `timed out after ${timeoutMs} ms waiting for ${description} (last: ${JSON.stringify(last)})`,

@@ -21,7 +21,7 @@ import { type BackoffPolicy, backoffDelay } from '../backoff';
 import { errorCode, isRetryable, UndecodableMessageError } from '../errors';
 import type { EventingMetrics } from '../metrics';
 import type { Database, Tx } from '../postgres/database';
-import { extractFromHeaders, inSpan, SpanKind } from '../tracing';
+import { Attr, AttrValue, extractFromHeaders, inSpan, SpanKind } from '../tracing';
 
 /** What a handler gets besides the envelope. */
 export interface HandlerContext {
@@ -283,13 +283,16 @@ export class DurableConsumer {
         kind: SpanKind.CONSUMER,
         parent: extractFromHeaders(msg.headers),
         attributes: {
-          'messaging.system': 'nats',
-          'messaging.operation': 'process',
-          'messaging.destination.name': msg.subject,
-          'messaging.message.id': envelope.eventId,
-          'gpunet.event.type': envelope.type,
-          'gpunet.stream.id': envelope.streamId,
-          'gpunet.consumer': this.options.name,
+          [Attr.messagingSystem]: AttrValue.messagingSystemNats,
+          [Attr.messagingOperationType]: AttrValue.operationType.process,
+          [Attr.messagingDestination]: msg.subject,
+          [Attr.messagingMessageId]: envelope.eventId,
+          [Attr.consumer]: this.options.name,
+          [Attr.eventId]: envelope.eventId,
+          [Attr.eventType]: envelope.type,
+          [Attr.streamId]: envelope.streamId,
+          [Attr.streamVersion]: envelope.streamVersion,
+          [Attr.deliveryAttempt]: msg.info.deliveryCount,
         },
       },
       () =>

@@ -5,7 +5,15 @@ import { Client } from 'pg';
 import { type BackoffPolicy, backoffDelay } from '../backoff';
 import type { EventingMetrics } from '../metrics';
 import type { Database } from '../postgres/database';
-import { contextFromTraceRecord, inSpan, injectIntoHeaders, SpanKind, type TraceRecord } from '../tracing';
+import {
+  Attr,
+  AttrValue,
+  contextFromTraceRecord,
+  inSpan,
+  injectIntoHeaders,
+  SpanKind,
+  type TraceRecord,
+} from '../tracing';
 
 export interface OutboxRelayOptions {
   readonly db: Database;
@@ -139,11 +147,13 @@ export class OutboxRelay {
         kind: SpanKind.PRODUCER,
         parent: contextFromTraceRecord(row.trace),
         attributes: {
-          'messaging.system': 'nats',
-          'messaging.operation': 'publish',
-          'messaging.destination.name': row.subject,
-          'messaging.message.id': row.event_id,
-          'gpunet.event.type': row.type,
+          [Attr.messagingSystem]: AttrValue.messagingSystemNats,
+          [Attr.messagingOperationType]: AttrValue.operationType.send,
+          [Attr.messagingDestination]: row.subject,
+          [Attr.messagingMessageId]: row.event_id,
+          [Attr.eventId]: row.event_id,
+          [Attr.eventType]: row.type,
+          [Attr.eventVersion]: row.version,
         },
       },
       async () => {

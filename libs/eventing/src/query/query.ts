@@ -14,7 +14,7 @@ import {
 } from '@nats-io/nats-core';
 import { z } from 'zod';
 import { errorCode, isRetryable, NoRespondersError, QueryFailedError, QueryTimeoutError } from '../errors';
-import { extractFromHeaders, inSpan, injectIntoHeaders, SpanKind } from '../tracing';
+import { Attr, AttrValue, extractFromHeaders, inSpan, injectIntoHeaders, SpanKind } from '../tracing';
 
 /** The reply body: a result, or an error with a code the client maps to `QueryFailedError`. */
 const ReplySchema = z.union([
@@ -73,7 +73,10 @@ const answer = async <Q extends QueryDefinition>(
     {
       kind: SpanKind.SERVER,
       parent: extractFromHeaders(msg.headers),
-      attributes: { 'messaging.system': 'nats', 'messaging.destination.name': msg.subject },
+      attributes: {
+        [Attr.messagingSystem]: AttrValue.messagingSystemNats,
+        [Attr.messagingDestination]: msg.subject,
+      },
     },
     async () => {
       let raw: unknown;
