@@ -17,8 +17,8 @@ const args = [
   'run',
   '--project',
   tier,
-  '--dir',
-  root,
+  // A path filter (not --dir, which the workspace's projects override): only this project's files.
+  `${root.replace(/\/$/, '')}/`,
   '--passWithNoTests',
   '--reporter=default',
   '--reporter=json',

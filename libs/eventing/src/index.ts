@@ -34,6 +34,7 @@ export { assertSchemaName, Database, type DatabaseOptions, type Tx } from './pos
 export {
   type AppendResult,
   enqueueOutbox,
+  OutboxNotifier,
   type NewEvent,
   type OutboxMessage,
   PostgresEventStore,

@@ -62,6 +62,8 @@ export interface DurableConsumerOptions {
   readonly ackWaitMs?: number;
   readonly metrics?: EventingMetrics;
   readonly onError?: (error: unknown, context: string) => void;
+  /** Called after a transaction committed, with the envelopes it applied (for awaiters and measurements). */
+  readonly afterCommit?: (applied: readonly Envelope[]) => void;
 }
 
 interface Decoded {
@@ -220,7 +222,7 @@ export class DurableConsumer {
   /** The fast path: the whole batch in one transaction. */
   private async applyTogether(batch: readonly Decoded[]): Promise<void> {
     const { db, metrics } = this.options;
-    let handled = 0;
+    const applied: Envelope[] = [];
     await db.transaction(async (tx) => {
       const fresh = await this.recordInbox(
         tx,
@@ -229,10 +231,12 @@ export class DurableConsumer {
       for (const item of batch) {
         if (!fresh.has(item.envelope.eventId)) continue;
         await this.handleOne(tx, item);
-        handled += 1;
+        applied.push(item.envelope);
       }
       await this.checkpoint(tx, Math.max(...batch.map((d) => d.msg.info.streamSequence)));
     });
+    const handled = applied.length;
+    if (handled > 0) this.options.afterCommit?.(applied);
     metrics?.handled.inc({ consumer: this.options.name }, handled);
     if (batch.length > handled)
       metrics?.duplicates.inc({ consumer: this.options.name }, batch.length - handled);
@@ -258,6 +262,7 @@ export class DurableConsumer {
           return true;
         });
         msg.ack();
+        if (applied) this.options.afterCommit?.([envelope]);
         if (applied) metrics?.handled.inc({ consumer: this.options.name });
         else metrics?.duplicates.inc({ consumer: this.options.name });
       } catch (error) {

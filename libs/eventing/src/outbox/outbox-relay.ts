@@ -45,11 +45,33 @@ interface OutboxRow {
   id: string;
   event_id: string;
   subject: string;
-  body: string;
+  /** Set for messages enqueued directly (commands); null for events, whose columns follow. */
+  body: string | null;
   type: string;
   version: number;
   trace: TraceRecord | null;
+  stream_id: string | null;
+  stream_version: number | null;
+  data: unknown;
+  correlation_id: string | null;
+  causation_id: string | null;
+  occurred_at: Date | null;
 }
+
+/** The wire body: the stored envelope, rebuilt from the event row when the outbox row has none. */
+const bodyOf = (row: OutboxRow): string =>
+  row.body ??
+  JSON.stringify({
+    eventId: row.event_id,
+    type: row.type,
+    version: row.version,
+    streamId: row.stream_id,
+    streamVersion: row.stream_version,
+    occurredAt: row.occurred_at?.toISOString(),
+    correlationId: row.correlation_id,
+    causationId: row.causation_id,
+    data: row.data,
+  });
 
 /**
  * Publishes the outbox to JetStream (ADR 0001). One relay per schema is active at a time (a Postgres
@@ -117,7 +139,11 @@ export class OutboxRelay {
   private async publishBatch(): Promise<number> {
     const { db } = this.options;
     const rows = await db.query<OutboxRow>(
-      `SELECT id, event_id, subject, body, type, version, trace FROM "${db.schema}".outbox ORDER BY id LIMIT $1`,
+      `SELECT o.id, o.event_id, o.subject, o.body, o.type, o.version, o.trace,
+              e.stream_id, e.stream_version, e.data, e.correlation_id, e.causation_id, e.occurred_at
+       FROM "${db.schema}".outbox o
+       LEFT JOIN "${db.schema}".events e ON o.body IS NULL AND e.event_id = o.event_id
+       ORDER BY o.id LIMIT $1`,
       [this.options.batchSize ?? 256],
     );
     if (rows.length === 0) {
@@ -162,7 +188,7 @@ export class OutboxRelay {
         hdrs.set(Headers.type, row.type);
         hdrs.set(Headers.version, String(row.version));
         injectIntoHeaders(hdrs);
-        return this.options.js.publish(row.subject, row.body, {
+        return this.options.js.publish(row.subject, bodyOf(row), {
           msgID: row.event_id,
           headers: hdrs,
           timeout: this.options.publishTimeoutMs ?? 5000,

@@ -20,6 +20,8 @@ export interface Tx {
   readonly manager: EntityManager;
   /** The Postgres schema holding this service's tables, already validated (safe to interpolate). */
   readonly schema: string;
+  /** Runs `fn` once the transaction has committed (never if it rolls back). */
+  onCommit(fn: () => void): void;
 }
 
 export interface DatabaseOptions {
@@ -77,18 +79,23 @@ export class Database {
     if (this.dataSource.isInitialized) await this.dataSource.destroy();
   }
 
-  /** Runs `fn` in one transaction; commits if it resolves, rolls back if it throws. */
+  /**
+   * Runs `fn` in one transaction; commits if it resolves, rolls back if it throws. READ COMMITTED
+   * (the server's default) unless `isolation` says otherwise — setting it costs a round trip.
+   */
   async transaction<T>(
     fn: (tx: Tx) => Promise<T>,
-    isolation: 'READ COMMITTED' | 'SERIALIZABLE' = 'READ COMMITTED',
+    isolation?: 'REPEATABLE READ' | 'SERIALIZABLE',
   ): Promise<T> {
     const runner = this.dataSource.createQueryRunner();
     await runner.connect();
     try {
       await runner.startTransaction(isolation);
+      const committed: (() => void)[] = [];
       try {
-        const result = await fn(txFor(runner, this.schema));
+        const result = await fn(txFor(runner, this.schema, committed));
         await runner.commitTransaction();
+        for (const callback of committed) callback();
         return result;
       } catch (error) {
         if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
@@ -106,8 +113,9 @@ export class Database {
   }
 }
 
-const txFor = (runner: QueryRunner, schema: string): Tx => ({
+const txFor = (runner: QueryRunner, schema: string, committed: (() => void)[]): Tx => ({
   schema,
+  onCommit: (fn) => committed.push(fn),
   manager: runner.manager,
   query: async <R>(sql: string, params: readonly unknown[] = []) => {
     const result = await runner.query(sql, [...params], true);

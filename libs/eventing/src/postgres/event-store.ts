@@ -53,11 +53,16 @@ export class PostgresEventStore {
     private readonly registry: MessageRegistry,
     /** NATS namespace prefix for outbox subjects (tests: unique per suite; production: empty). */
     private readonly subjectPrefix = '',
-  ) {}
+  ) {
+    this.notifier = new OutboxNotifier(db, `${db.schema}_outbox`);
+  }
+
+  /** Wakes the outbox relay after commits; see `OutboxNotifier`. */
+  readonly notifier: OutboxNotifier;
 
   /** The NOTIFY channel the outbox relay listens on. */
   get channel(): string {
-    return `${this.db.schema}_outbox`;
+    return this.notifier.channel;
   }
 
   /**
@@ -80,61 +85,65 @@ export class PostgresEventStore {
     events: readonly NewEvent[],
     expected: ExpectedVersion,
   ): Promise<AppendResult> {
-    const current = await this.currentVersion(streamId, tx);
-    const mustBe = expected === 'no_stream' ? 0 : expected;
-    if (mustBe !== 'any' && current !== mustBe) throw new ConcurrencyError(streamId, expected, current);
-    if (events.length === 0) return { nextExpectedVersion: current, events: [] };
-
-    const trace = currentTraceRecord();
-    const envelopes = events.map((e, i): Envelope => {
+    const mustBe = expected === 'no_stream' ? 0 : expected === 'any' ? null : expected;
+    if (events.length === 0) {
+      const current = await this.currentVersion(streamId, tx);
+      if (mustBe !== null && current !== mustBe) throw new ConcurrencyError(streamId, expected, current);
+      return { nextExpectedVersion: current, events: [] };
+    }
+    // Validate before touching the database: nothing invalid is ever stored.
+    const validated = events.map((e) => {
       const def = this.registry.get(e.type, e.version);
       return {
-        eventId: e.eventId,
-        type: e.type,
-        version: e.version,
-        streamId,
-        streamVersion: current + i + 1,
-        occurredAt: e.occurredAt,
-        correlationId: e.correlationId,
-        causationId: e.causationId,
+        event: e,
         data: this.registry.validate(def, e.data),
+        subject: def.subject(e.subjectParams as never, this.subjectPrefix),
       };
     });
-
-    const s = tx.schema;
-    let rows: { global_position: string }[];
+    const trace = currentTraceRecord();
+    let result: { current_version: number; inserted: { p: string; v: number }[] } | undefined;
     try {
-      rows = await tx.query<{ global_position: string }>(
-        `INSERT INTO "${s}".events
-           (stream_id, stream_version, event_id, type, version, data, correlation_id, causation_id, trace, occurred_at)
-         SELECT * FROM unnest($1::text[], $2::int[], $3::uuid[], $4::text[], $5::int[], $6::jsonb[],
-                              $7::text[], $8::text[], $9::jsonb[], $10::timestamptz[])
-         RETURNING global_position`,
-        columns(envelopes, trace),
+      [result] = await tx.query<{ current_version: number; inserted: { p: string; v: number }[] }>(
+        appendSql(tx.schema),
+        [
+          streamId,
+          mustBe,
+          validated.map((v) => v.event.eventId),
+          validated.map((v) => v.event.type),
+          validated.map((v) => v.event.version),
+          validated.map((v) => JSON.stringify(v.data)),
+          validated.map((v) => v.event.correlationId),
+          validated.map((v) => v.event.causationId),
+          trace ? JSON.stringify(trace) : null,
+          validated.map((v) => v.event.occurredAt),
+          validated.map((v) => v.subject),
+        ],
       );
     } catch (error) {
-      if (
-        (error as { code?: string }).code === PG_UNIQUE_VIOLATION ||
-        (error as { driverError?: { code?: string } }).driverError?.code === PG_UNIQUE_VIOLATION
-      ) {
-        throw new ConcurrencyError(streamId, expected, current);
+      if (pgCode(error) === PG_UNIQUE_VIOLATION) {
+        // Someone appended between our read of the version and our insert.
+        throw new ConcurrencyError(streamId, expected, await this.currentVersion(streamId));
       }
       throw error;
     }
-    await enqueueOutbox(
-      tx,
-      envelopes.map((env, i) => ({
-        envelope: env,
-        subject: this.registry
-          .get(env.type, env.version)
-          .subject(events[i]!.subjectParams as never, this.subjectPrefix),
-      })),
-      this.channel,
-      trace,
-    );
+    const current = Number(result?.current_version ?? 0);
+    const inserted = result?.inserted ?? [];
+    if (inserted.length !== events.length) throw new ConcurrencyError(streamId, expected, current);
+    tx.onCommit(() => this.notifier.kick());
     return {
       nextExpectedVersion: current + events.length,
-      events: envelopes.map((env, i) => ({ ...env, globalPosition: Number(rows[i]!.global_position) })),
+      events: validated.map(({ event, data }, i) => ({
+        eventId: event.eventId,
+        type: event.type,
+        version: event.version,
+        streamId,
+        streamVersion: inserted[i]!.v,
+        occurredAt: event.occurredAt,
+        correlationId: event.correlationId,
+        causationId: event.causationId,
+        data,
+        globalPosition: Number(inserted[i]!.p),
+      })),
     };
   }
 
@@ -189,18 +198,38 @@ export class PostgresEventStore {
   }
 }
 
-const columns = (envelopes: readonly Envelope[], trace: TraceRecord | null): unknown[] => [
-  envelopes.map((e) => e.streamId),
-  envelopes.map((e) => e.streamVersion),
-  envelopes.map((e) => e.eventId),
-  envelopes.map((e) => e.type),
-  envelopes.map((e) => e.version),
-  envelopes.map((e) => JSON.stringify(e.data)),
-  envelopes.map((e) => e.correlationId),
-  envelopes.map((e) => e.causationId),
-  envelopes.map(() => (trace ? JSON.stringify(trace) : null)),
-  envelopes.map((e) => e.occurredAt),
-];
+const pgCode = (error: unknown): string | undefined =>
+  (error as { code?: string }).code ?? (error as { driverError?: { code?: string } }).driverError?.code;
+
+/**
+ * One statement appends, so an append outside a wider transaction is a single round trip: read the
+ * stream's version, insert the events only if it is the expected one ($2; NULL = any), write their
+ * outbox rows. The outbox row of an event holds no body: the relay reads the
+ * event itself, so a payload is stored once.
+ */
+const appendSql = (s: string): string => `
+  WITH current AS (
+    SELECT coalesce(max(stream_version), 0)::int AS v FROM "${s}".events WHERE stream_id = $1
+  ), ins AS (
+    INSERT INTO "${s}".events
+      (stream_id, stream_version, event_id, type, version, data, correlation_id, causation_id, trace, occurred_at)
+    SELECT $1, current.v + e.ord::int, e.event_id, e.type, e.version, e.data, e.correlation_id, e.causation_id, $9::jsonb, e.occurred_at
+    FROM current,
+         unnest($3::uuid[], $4::text[], $5::int[], $6::jsonb[], $7::text[], $8::text[], $10::timestamptz[])
+           WITH ORDINALITY AS e(event_id, type, version, data, correlation_id, causation_id, occurred_at, ord)
+    WHERE $2::int IS NULL OR current.v = $2::int
+    ORDER BY e.ord
+    RETURNING global_position, stream_version, event_id
+  ), outboxed AS (
+    INSERT INTO "${s}".outbox (event_id, subject, type, version, trace)
+    SELECT ins.event_id, o.subject, o.type, o.version, $9::jsonb
+    FROM ins JOIN unnest($3::uuid[], $11::text[], $4::text[], $5::int[]) AS o(event_id, subject, type, version) USING (event_id)
+    ORDER BY ins.stream_version
+    RETURNING 1
+  )
+  SELECT (SELECT v FROM current) AS current_version,
+         (SELECT count(*) FROM outboxed) AS outboxed,
+         coalesce((SELECT json_agg(json_build_object('p', global_position, 'v', stream_version) ORDER BY stream_version) FROM ins), '[]'::json) AS inserted`;
 
 /** A message for the outbox: a validated envelope and the subject it goes out on. */
 export interface OutboxMessage {
@@ -209,14 +238,14 @@ export interface OutboxMessage {
 }
 
 /**
- * Writes messages to the outbox inside `tx` and wakes the relay at commit (NOTIFY is delivered only
- * when the transaction commits, and never if it rolls back). Events are enqueued by `append`;
- * handlers call this directly for commands they send as a consequence of what they handled.
+ * Writes messages to the outbox inside `tx` and wakes the relay once it commits (never if it rolls
+ * back). Events are enqueued by `append`; handlers call this directly for commands they send as a
+ * consequence of what they handled.
  */
 export const enqueueOutbox = async (
   tx: Tx,
   messages: readonly OutboxMessage[],
-  channel: string,
+  notifier: OutboxNotifier,
   trace: TraceRecord | null = currentTraceRecord(),
 ): Promise<void> => {
   if (messages.length === 0) return;
@@ -232,5 +261,39 @@ export const enqueueOutbox = async (
       messages.map(() => (trace ? JSON.stringify(trace) : null)),
     ],
   );
-  await tx.query(`SELECT pg_notify($1, '')`, [channel]);
+  tx.onCommit(() => notifier.kick());
 };
+
+/**
+ * Wakes the outbox relay after commits, coalesced: at most one NOTIFY is in flight per process, and
+ * commits that happen meanwhile share the next one. NOTIFY is sent after the commit rather than
+ * inside the appending transaction because Postgres serializes the commits of notifying
+ * transactions (a global lock), which would cap appends at one commit at a time.
+ */
+export class OutboxNotifier {
+  private inFlight = false;
+  private again = false;
+
+  constructor(
+    private readonly db: Database,
+    readonly channel: string,
+  ) {}
+
+  kick(): void {
+    if (this.inFlight) {
+      this.again = true;
+      return;
+    }
+    this.inFlight = true;
+    void this.send();
+  }
+
+  private async send(): Promise<void> {
+    do {
+      this.again = false;
+      // A lost notification only delays publishing until the relay's safety-net poll.
+      await this.db.query(`SELECT pg_notify($1, '')`, [this.channel]).catch(() => undefined);
+    } while (this.again);
+    this.inFlight = false;
+  }
+}

@@ -32,12 +32,13 @@ export class EventingTables1732900000000 implements MigrationInterface {
         PRIMARY KEY (stream_id, stream_version)
       )`);
     // The relay reads the outbox in id order; rows are deleted once JetStream acknowledged them.
+    // An event's row has no body (the relay joins the event); other messages (commands) carry one.
     await runner.query(`
       CREATE TABLE "${s}".outbox (
         id          bigserial PRIMARY KEY,
         event_id    uuid        NOT NULL,
         subject     text        NOT NULL,
-        body        text        NOT NULL,
+        body        text,
         type        text        NOT NULL,
         version     integer     NOT NULL,
         trace       jsonb,

@@ -1,0 +1,87 @@
+/**
+ * bench/eventing — the durable pipeline against raw JetStream, measured in the same run.
+ *
+ *   npm run bench:eventing [-- --events 20000 --rate 1000 --seconds 5]
+ *
+ * Phases, each in its own child process so that each has its own peak RSS:
+ *   raw        JetStream alone: pipelined publish of N messages + a pull consumer acking them.
+ *   durable    append N events (16 concurrent writers, one event per transaction) → outbox relay →
+ *              JetStream → durable consumer → projection commit; events/s from first append to last commit.
+ *   latency    the durable pipeline at a fixed rate (default 1,000 events/s): p50/p99 from the start
+ *              of the append to the projection's commit.
+ * Prints a table and the ratios; writes bench/eventing/results.json. Needs NATS and Postgres
+ * (NATS_URL, DATABASE_URL; defaults: the local ones).
+ */
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+
+const { values } = parseArgs({
+  options: {
+    events: { type: 'string', default: '20000' },
+    rate: { type: 'string', default: '1000' },
+    seconds: { type: 'string', default: '5' },
+    phase: { type: 'string' },
+  },
+});
+
+interface PhaseResult {
+  phase: string;
+  events: number;
+  seconds: number;
+  eventsPerSecond: number;
+  p50Ms?: number;
+  p99Ms?: number;
+  maxMs?: number;
+  peakRssMb: number;
+}
+
+const runPhase = (phase: string): PhaseResult => {
+  const child = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      resolve(import.meta.dirname, 'phases.ts'),
+      phase,
+      values.events!,
+      values.rate!,
+      values.seconds!,
+    ],
+    {
+      cwd: resolve(import.meta.dirname, '../..'),
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      timeout: 300_000,
+    },
+  );
+  if (child.status !== 0) throw new Error(`phase ${phase} failed (exit ${child.status})`);
+  const line = child.stdout.trim().split('\n').pop()!;
+  return JSON.parse(line) as PhaseResult;
+};
+
+const fmt = (n: number | undefined, digits = 1): string => (n === undefined ? '—' : n.toFixed(digits));
+
+const main = (): void => {
+  const results = ['raw', 'durable', 'latency'].map(runPhase);
+  const [raw, durable, latency] = results as [PhaseResult, PhaseResult, PhaseResult];
+  console.log('\nphase      events   seconds   events/s    p50 ms   p99 ms   max ms   peak RSS MB');
+  for (const r of results) {
+    console.log(
+      `${r.phase.padEnd(9)} ${String(r.events).padStart(7)} ${fmt(r.seconds, 2).padStart(9)} ${fmt(r.eventsPerSecond, 0).padStart(10)} ` +
+        `${fmt(r.p50Ms, 2).padStart(9)} ${fmt(r.p99Ms, 2).padStart(8)} ${fmt(r.maxMs, 2).padStart(8)} ${fmt(r.peakRssMb, 0).padStart(13)}`,
+    );
+  }
+  const ratio = durable.eventsPerSecond / raw.eventsPerSecond;
+  console.log(`\ndurable / raw JetStream throughput: ${(ratio * 100).toFixed(1)}%  (goal ≥ 25%)`);
+  console.log(
+    `p99 append → projection commit at ${values.rate} events/s: ${fmt(latency.p99Ms, 2)} ms  (goal < 50 ms)`,
+  );
+  writeFileSync(
+    resolve(import.meta.dirname, 'results.json'),
+    JSON.stringify({ at: new Date().toISOString(), results, ratio }, null, 2),
+  );
+};
+
+main();
