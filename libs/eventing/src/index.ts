@@ -50,3 +50,14 @@ export {
 } from './projection';
 export { askQuery, type QueryServerOptions, serveQuery } from './query/query';
 export { contextFromTraceRecord, currentTraceRecord, type TraceRecord } from './tracing';
+export {
+  type ConsumerSpec,
+  EVENTING_DATABASE,
+  EVENTING_EVENT_STORE,
+  EVENTING_NATS,
+  EVENTING_REGISTRY,
+  EVENTING_RUNTIME,
+  EventingModule,
+  type EventingModuleOptions,
+  EventingRuntime,
+} from './nest/eventing.module';

@@ -1,55 +1,35 @@
 /**
- * The producing side of the chain proof, as its own process: a request span → command → event store
- * → outbox → relay → JetStream. Exits once the relay has published everything, writing its spans.
+ * The counter service as its own process (a Nest application): a request span → command → event
+ * store → outbox → relay → JetStream. Exits once the relay has published everything, writing its spans.
  */
+import 'reflect-metadata';
 import { initTelemetry, SpanKind, withSpan } from '@gpunet/telemetry';
+import { NestFactory } from '@nestjs/core';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
-import {
-  CommandHandler,
-  connectNats,
-  Database,
-  ensureStreams,
-  OutboxRelay,
-  PostgresEventStore,
-  systemClock,
-} from '../../src';
-import { counterDecider, CounterStream, counterRegistry } from '../fixtures/counter';
+import { type Database, EVENTING_DATABASE } from '../../src';
+import { CounterCommands, CounterServiceModule } from './counter.app';
 import { dumpSpans, env } from './spans';
 
 const main = async (): Promise<void> => {
   const exporter = new InMemorySpanExporter();
-  const telemetry = initTelemetry({ serviceName: 'chain-producer', exporter });
-  const db = await new Database({ url: env('DATABASE_URL'), schema: env('SCHEMA') }).open();
-  const store = new PostgresEventStore(db, counterRegistry, env('PREFIX'));
-  const nats = await connectNats({ servers: env('NATS_URL'), name: 'chain-producer' });
-  await ensureStreams(nats.jsm, [CounterStream], env('PREFIX'));
-  const relay = new OutboxRelay({ db, js: nats.js, channel: store.channel });
-  relay.start();
-  const handler = new CommandHandler({
-    store,
-    registry: counterRegistry,
-    decider: counterDecider,
-    clock: systemClock,
-  });
+  const telemetry = initTelemetry({ serviceName: 'counter-service', exporter });
+  const app = await NestFactory.createApplicationContext(CounterServiceModule, { logger: false });
+  await app.init();
+  const commands = app.get(CounterCommands);
+  const db = app.get<Database>(EVENTING_DATABASE);
 
-  await withSpan(telemetry.tracer, 'POST /counters/chain', { kind: SpanKind.SERVER }, async () => {
-    await handler.handle(
-      'counter-chain',
-      { counterId: 'chain', by: 3, limit: 10 },
-      { correlationId: 'chain-request' },
-    );
-  });
+  await withSpan(telemetry.tracer, 'POST /counters/chain', { kind: SpanKind.SERVER }, () =>
+    commands.increment('chain', 3, 'chain-request'),
+  );
 
   for (let delay = 5; ; delay = Math.min(delay * 2, 100)) {
     const [row] = await db.query<{ n: string }>(`SELECT count(*) AS n FROM "${db.schema}".outbox`);
     if (Number(row?.n) === 0) break;
     await new Promise((r) => setTimeout(r, delay));
   }
-  await relay.stop();
+  await app.close();
   await telemetry.forceFlush();
-  dumpSpans(exporter, 'chain-producer', env('SPANS_FILE'));
-  await nats.close();
-  await db.close();
+  dumpSpans(exporter, 'counter-service', env('SPANS_FILE'));
   await telemetry.shutdown();
 };
 

@@ -1,43 +1,32 @@
 /**
- * The consuming side of the chain proof, as its own process with its own schema: JetStream →
+ * The counter projector as its own process (a Nest application with its own schema): JetStream →
  * durable consumer → Postgres projection. Exits once EXPECTED events are projected, writing its spans.
  */
+import 'reflect-metadata';
 import { initTelemetry } from '@gpunet/telemetry';
+import { NestFactory } from '@nestjs/core';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
-import { connectNats, Database, DurableConsumer, ensureStreams } from '../../src';
-import { CounterIncremented, CounterStream, counterRegistry } from '../fixtures/counter';
-import { applyAudit, auditSummary, createAuditProjection } from '../fixtures/projection';
+import { type Database, EVENTING_DATABASE } from '../../src';
+import { auditSummary, createAuditProjection } from '../fixtures/projection';
+import { CounterProjectorModule } from './counter.app';
 import { dumpSpans, env } from './spans';
 
 const main = async (): Promise<void> => {
   const exporter = new InMemorySpanExporter();
-  const telemetry = initTelemetry({ serviceName: 'chain-projector', exporter });
-  const db = await new Database({ url: env('DATABASE_URL'), schema: env('SCHEMA') }).open();
+  const telemetry = initTelemetry({ serviceName: 'counter-projector', exporter });
+  const app = await NestFactory.createApplicationContext(CounterProjectorModule, { logger: false });
+  const db = app.get<Database>(EVENTING_DATABASE);
   await createAuditProjection(db);
-  const nats = await connectNats({ servers: env('NATS_URL'), name: 'chain-projector' });
-  await ensureStreams(nats.jsm, [CounterStream], env('PREFIX'));
-  const consumer = new DurableConsumer({
-    name: 'chain-projection',
-    stream: CounterStream,
-    messages: [CounterIncremented],
-    registry: counterRegistry,
-    handle: (envelope, { tx }) => applyAudit(envelope, tx),
-    db,
-    ...nats,
-    prefix: env('PREFIX'),
-  });
-  await consumer.start();
+  await app.init();
   process.stdout.write('ready\n');
   const expected = Number(env('EXPECTED'));
   for (let delay = 5; ; delay = Math.min(delay * 2, 100)) {
     if ((await auditSummary(db)).events >= expected) break;
     await new Promise((r) => setTimeout(r, delay));
   }
-  await consumer.stop();
+  await app.close();
   await telemetry.forceFlush();
-  dumpSpans(exporter, 'chain-projector', env('SPANS_FILE'));
-  await nats.close();
-  await db.close();
+  dumpSpans(exporter, 'counter-projector', env('SPANS_FILE'));
   await telemetry.shutdown();
 };
 
