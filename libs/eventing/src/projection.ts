@@ -6,6 +6,7 @@ import {
   type StreamDefinition,
 } from '@gpunet/contracts';
 import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
 import type { Database, Tx } from './postgres/database';
 import type { PostgresEventStore } from './postgres/event-store';
 
@@ -93,6 +94,7 @@ export const rebuildFromEventStore = async (
  */
 export const rebuildFromStream = async (options: {
   readonly db: Database;
+  readonly nc: NatsConnection;
   readonly js: JetStreamClient;
   readonly jsm: JetStreamManager;
   readonly registry: MessageRegistry;
@@ -110,8 +112,15 @@ export const rebuildFromStream = async (options: {
   return options.db.transaction(async (tx) => {
     await clearOwnState(tx, options.projection);
     if (info.state.messages === 0) return { applied: 0, skipped: 0 };
+    const filters = options.messages.map((m) => m.filter(prefix));
+    const wanted = new Set(options.messages.map((m) => m.type));
+    // NATS < 2.10 filters an ordered consumer on one subject only; with several, filter here by type.
     const consumer = await options.js.consumers.get(streamName, {
-      filter_subjects: options.messages.map((m) => m.filter(prefix)),
+      ...(filters.length === 1
+        ? { filter_subjects: filters[0]! }
+        : supportsMultiFilter(options.nc)
+          ? { filter_subjects: filters }
+          : {}),
       deliver_policy: DeliverPolicy.All,
     });
     let applied = 0;
@@ -128,7 +137,7 @@ export const rebuildFromStream = async (options: {
         } catch {
           skipped += 1;
         }
-        if (envelope) {
+        if (envelope && wanted.has(envelope.type)) {
           await options.projection.apply(envelope, tx);
           ids.push(envelope.eventId);
           applied += 1;
@@ -144,4 +153,9 @@ export const rebuildFromStream = async (options: {
     await markApplied(tx, options.projection, ids, seen);
     return { applied, skipped };
   });
+};
+
+const supportsMultiFilter = (nc: NatsConnection): boolean => {
+  const [major = 0, minor = 0] = (nc.info?.version ?? '0.0').split('.').map(Number);
+  return major > 2 || (major === 2 && minor >= 10);
 };

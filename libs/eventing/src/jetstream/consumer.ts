@@ -18,6 +18,7 @@ import {
 } from '@nats-io/jetstream';
 import { type NatsConnection, headers as natsHeaders } from '@nats-io/nats-core';
 import { type BackoffPolicy, backoffDelay } from '../backoff';
+import { subjectMatcher } from './subject-filter';
 import { errorCode, isRetryable, UndecodableMessageError } from '../errors';
 import type { EventingMetrics } from '../metrics';
 import type { Database, Tx } from '../postgres/database';
@@ -156,11 +157,7 @@ export class DurableConsumer {
     };
     if (filters.length > 1 && !multiFilter) {
       // NATS < 2.10 filters on one subject only: take the stream and skip the rest here.
-      const exact = new Set(filters.filter((f) => !f.includes('*')));
-      const patterns = filters
-        .filter((f) => f.includes('*'))
-        .map((f) => new RegExp(`^${f.replace(/\./g, '\\.').replace(/\*/g, '[^.]+')}$`));
-      this.accepts = (subject) => exact.has(subject) || patterns.some((p) => p.test(subject));
+      this.accepts = subjectMatcher(filters);
     }
     try {
       await jsm.consumers.add(this.streamName, config);
