@@ -35,3 +35,4 @@ export {
 } from './subject';
 export { type Decider, type DomainEvent, DomainError, foldEvents } from './decider';
 export { defineQuery, type QueryDefinition, type QueryRequest, type QueryResponse } from './query';
+export { type Clock, systemClock } from './clock';

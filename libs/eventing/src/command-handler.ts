@@ -5,7 +5,7 @@ import {
   type MessageRegistry,
   newEventId,
 } from '@gpunet/contracts';
-import type { Clock } from './clock';
+import type { Clock } from '@gpunet/contracts';
 import { isConcurrencyError } from './errors';
 import type { Tx } from './postgres/database';
 import type { AppendResult, NewEvent, PostgresEventStore, StoredEvent } from './postgres/event-store';

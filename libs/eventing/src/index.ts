@@ -1,5 +1,5 @@
 export { type BackoffPolicy, backoffDelay } from './backoff';
-export { type Clock, systemClock } from './clock';
+export { type Clock, systemClock } from '@gpunet/contracts';
 export {
   CommandHandler,
   type CommandHandlerOptions,

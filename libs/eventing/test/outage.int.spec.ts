@@ -1,4 +1,5 @@
 import { buildEnvelope } from '@gpunet/contracts';
+import { type NatsServerProcess, startNatsServer } from '@gpunet/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   connectNats,
@@ -11,7 +12,6 @@ import {
 } from '../src';
 import { CounterIncremented, CounterStream, counterRegistry } from './fixtures/counter';
 import { applyAudit, auditSummary, createAuditProjection } from './fixtures/projection';
-import { startDedicatedNats } from './nats-server';
 import { DATABASE_URL, dropSchema, uniqueName, waitUntil } from './support';
 
 const producerSchema = uniqueName('outage_p');
@@ -19,11 +19,11 @@ const projectorSchema = uniqueName('outage_c');
 const producer = new Database({ url: DATABASE_URL, schema: producerSchema });
 const projector = new Database({ url: DATABASE_URL, schema: projectorSchema });
 const store = new PostgresEventStore(producer, counterRegistry);
-let server: Awaited<ReturnType<typeof startDedicatedNats>>;
+let server: NatsServerProcess;
 let nats: NatsHandle;
 
 beforeAll(async () => {
-  server = await startDedicatedNats();
+  server = await startNatsServer({ jetstream: true });
   await producer.open();
   await projector.open();
   await createAuditProjection(projector);

@@ -1,12 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import { connect } from '@nats-io/transport-node';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { databaseUrl, deleteNamespaceStreams, natsUrl, testNamespace, waitFor } from '@gpunet/testing';
 import pg from 'pg';
 
-export const DATABASE_URL = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
-export const NATS_URL = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
+export const DATABASE_URL = databaseUrl();
+export const NATS_URL = natsUrl();
 
-export const uniqueName = (label: string): string => `t_${label}_${randomBytes(5).toString('hex')}`;
+/** A unique schema name / NATS prefix for this suite. */
+export const uniqueName = (label: string): string => testNamespace(label);
 
 export const dropSchema = async (schema: string): Promise<void> => {
   const client = new pg.Client({ connectionString: DATABASE_URL });
@@ -16,27 +15,12 @@ export const dropSchema = async (schema: string): Promise<void> => {
 };
 
 export const deleteStreams = async (servers: string, prefix: string): Promise<void> => {
-  const nc = await connect({ servers });
-  const jsm = await jetstreamManager(nc);
-  for await (const name of jsm.streams.names()) if (name.startsWith(prefix)) await jsm.streams.delete(name);
-  await nc.close();
+  await deleteNamespaceStreams(undefined, servers, prefix);
 };
 
-/** Waits until `probe` returns a truthy value; polls a system we cannot subscribe to, bounded in time. */
-export const waitUntil = async <T>(
+/** Waits for a condition in Postgres or JetStream (systems we cannot subscribe to), bounded in time. */
+export const waitUntil = <T>(
   probe: () => Promise<T>,
   description: string,
   timeoutMs = 30_000,
-): Promise<NonNullable<T>> => {
-  const deadline = Date.now() + timeoutMs;
-  let last: T | undefined;
-  for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
-    last = await probe();
-    if (last) return last;
-    if (Date.now() > deadline)
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${description} (last: ${JSON.stringify(last)})`,
-      );
-    await new Promise((r) => setTimeout(r, delay));
-  }
-};
+): Promise<NonNullable<T>> => waitFor(probe, { description, timeoutMs });

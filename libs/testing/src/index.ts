@@ -1,4 +1,4 @@
-export { type Clock, systemClock } from './clock/clock';
+export { type Clock, systemClock } from '@gpunet/contracts';
 export { type DateInput, FAKE_CLOCK_EPOCH, FakeClock, type FakeTimerId } from './clock/fake-clock';
 export { type SeededRandom, seededRandom } from './random/seeded-random';
 export { type CollectorWaitOptions, EventCollector } from './await/event-collector';

@@ -1,4 +1,4 @@
-import { type Clock } from './clock';
+import type { Clock } from '@gpunet/contracts';
 
 /** Handle of a timer scheduled on a `FakeClock`. */
 export type FakeTimerId = number;
