@@ -33,10 +33,19 @@ const walk = (dir) => {
   }
 };
 walk(root);
+// argv: <reports dir> <lint/typecheck failed 0|1> <a tier step failed 0|1>
+const checksFailed = Number(process.argv[3] ?? 0);
+const tierStepFailed = Number(process.argv[4] ?? 0);
+if (checksFailed > 0) failures.push('lint or typecheck');
+failed += checksFailed;
+// A tier that failed without any failed test in its reports crashed before reporting: count it.
+if (tierStepFailed > 0 && failed - checksFailed === 0) {
+  failures.push('a test runner failed without reporting a failed test');
+  failed += 1;
+}
 if (failures.length > 0) {
   console.log('\nFailed:');
   for (const f of failures) console.log(`  ✗ ${f}`);
 }
-const extra = process.argv.slice(3).map(Number).filter(Number.isFinite);
-failed += extra.reduce((a, b) => a + b, 0);
 console.log(`\n${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`);
+process.exitCode = failed > 0 ? 1 : 0;

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Makes sure what the tests need is up: NATS with JetStream on 127.0.0.1:4222, PostgreSQL on
+# 127.0.0.1:5432, and (unless --no-docker) a Docker engine with the offline stand-in images for the
+# contract tier. Starts what is down, using the machine's own packages (ENVIRONMENT.md); never
+# stops anything. Each check is bounded in time.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+docker=1
+[ "${1:-}" = "--no-docker" ] && docker=0
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+wait_port() {
+  local port=$1 what=$2
+  for _ in $(seq 1 60); do port_open "$port" && return 0; sleep 0.5; done
+  echo "[services] $what did not open 127.0.0.1:$port in 30 s" >&2
+  return 1
+}
+
+if port_open 4222; then
+  echo "[services] NATS is up on 4222"
+else
+  echo "[services] starting NATS with JetStream"
+  mkdir -p /var/lib/nats-server
+  start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- \
+    -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server -l /var/log/nats-server.log
+  wait_port 4222 NATS
+fi
+
+if port_open 5432; then
+  echo "[services] PostgreSQL is up on 5432"
+else
+  echo "[services] starting PostgreSQL"
+  pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start
+  wait_port 5432 PostgreSQL
+fi
+
+if [ "$docker" = 1 ]; then
+  bash "$root/deploy/images/ensure-docker.sh"
+fi
