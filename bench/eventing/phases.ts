@@ -111,7 +111,7 @@ const raw = async (): Promise<void> => {
   process.exit(0);
 };
 
-const pipeline = async (mode: 'durable' | 'latency'): Promise<void> => {
+const pipeline = async (mode: 'durable' | 'latency' | 'stages'): Promise<void> => {
   const producerSchema = `${prefix}_p`;
   const projectorSchema = `${prefix}_c`;
   const producer = await new Database({ url: DATABASE_URL, schema: producerSchema, poolSize: 20 }).open();
@@ -128,7 +128,7 @@ const pipeline = async (mode: 'durable' | 'latency'): Promise<void> => {
   let committed = 0;
   let allCommitted: () => void = () => undefined;
   const finished = new Promise<void>((resolve) => (allCommitted = resolve));
-  const total = mode === 'durable' ? N : Number(rateArg) * Number(secondsArg);
+  const total = mode === 'latency' ? Number(rateArg) * Number(secondsArg) : N;
   const consumer = new DurableConsumer({
     name: 'bench-projection',
     stream: BenchStream,
@@ -156,6 +156,41 @@ const pipeline = async (mode: 'durable' | 'latency'): Promise<void> => {
       if (committed >= total) allCommitted();
     },
   });
+  if (mode === 'stages') {
+    // Each stage alone, one after the other: where the pipeline's time goes.
+    const t0 = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < total) {
+          const i = next++;
+          const env = buildEnvelope(JobProgressed, payload(i), { streamId: `job-${i}` });
+          await store.append(`job-${i}`, [{ ...env, causationId: null }], { expectedVersion: 'no_stream' });
+        }
+      }),
+    );
+    const t1 = performance.now();
+    await relay.drain();
+    const t2 = performance.now();
+    await consumer.start();
+    await finished;
+    const t3 = performance.now();
+    const rate = (ms: number) => Math.round(total / (ms / 1000));
+    report({
+      events: total,
+      seconds: (t3 - t0) / 1000,
+      eventsPerSecond: total / ((t3 - t0) / 1000),
+      appendPerSecond: rate(t1 - t0),
+      relayPerSecond: rate(t2 - t1),
+      consumePerSecond: rate(t3 - t2),
+    });
+    await consumer.stop();
+    await cleanup(nats, [producerSchema, projectorSchema]);
+    await nats.close();
+    await producer.close();
+    await projector.close();
+    process.exit(0);
+  }
   relay.start();
   await consumer.start();
 
@@ -205,7 +240,7 @@ const pipeline = async (mode: 'durable' | 'latency'): Promise<void> => {
   process.exit(0);
 };
 
-const main = phase === 'raw' ? raw : () => pipeline(phase as 'durable' | 'latency');
+const main = phase === 'raw' ? raw : () => pipeline(phase as 'durable' | 'latency' | 'stages');
 main().catch((error: unknown) => {
   console.error(error);
   process.exit(1);

@@ -45,9 +45,9 @@ const runPhase = (phase: string): PhaseResult => {
       'tsx',
       resolve(import.meta.dirname, 'phases.ts'),
       phase,
-      values.events!,
-      values.rate!,
-      values.seconds!,
+      values.events,
+      values.rate,
+      values.seconds,
     ],
     {
       cwd: resolve(import.meta.dirname, '../..'),

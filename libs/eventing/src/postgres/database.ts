@@ -106,6 +106,16 @@ export class Database {
     }
   }
 
+  /** A single INSERT/UPDATE/DELETE outside an explicit transaction; returns the rows affected. */
+  async execute(sql: string, params: readonly unknown[] = []): Promise<number> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      return (await runner.query(sql, [...params], true)).affected ?? 0;
+    } finally {
+      await runner.release();
+    }
+  }
+
   /** A single statement outside an explicit transaction. */
   async query<R = Record<string, unknown>>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
     const result = await this.dataSource.query<R[]>(sql, [...params]);

@@ -55,10 +55,20 @@ export class PostgresEventStore {
     private readonly subjectPrefix = '',
   ) {
     this.notifier = new OutboxNotifier(db, `${db.schema}_outbox`);
+    this.autocommit = {
+      schema: db.schema,
+      manager: db.dataSource.manager,
+      query: (sql, params) => db.query(sql, params),
+      execute: (sql, params) => db.execute(sql, params),
+      onCommit: (fn) => fn(),
+    };
   }
 
   /** Wakes the outbox relay after commits; see `OutboxNotifier`. */
   readonly notifier: OutboxNotifier;
+
+  /** Single statements outside a transaction: each commits when it returns. */
+  private readonly autocommit: Tx;
 
   /** The NOTIFY channel the outbox relay listens on. */
   get channel(): string {
@@ -75,8 +85,9 @@ export class PostgresEventStore {
     events: readonly NewEvent[],
     options: { expectedVersion: ExpectedVersion; tx?: Tx },
   ): Promise<AppendResult> {
-    if (options.tx) return this.appendIn(options.tx, streamId, events, options.expectedVersion);
-    return this.db.transaction((tx) => this.appendIn(tx, streamId, events, options.expectedVersion));
+    // The append is one statement, hence atomic on its own: outside a caller's transaction it runs
+    // in autocommit, one round trip.
+    return this.appendIn(options.tx ?? this.autocommit, streamId, events, options.expectedVersion);
   }
 
   private async appendIn(
@@ -101,10 +112,11 @@ export class PostgresEventStore {
       };
     });
     const trace = currentTraceRecord();
-    let result: { current_version: number; inserted: { p: string; v: number }[] } | undefined;
+    let rows: { out_current: number; out_position: string | null; out_version: number | null }[];
     try {
-      [result] = await tx.query<{ current_version: number; inserted: { p: string; v: number }[] }>(
-        appendSql(tx.schema),
+      // append_events (migration 0002): read the version, insert if it is the expected one, outbox rows.
+      rows = await tx.query<{ out_current: number; out_position: string | null; out_version: number | null }>(
+        `SELECT * FROM "${tx.schema}".append_events($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
         [
           streamId,
           mustBe,
@@ -126,9 +138,11 @@ export class PostgresEventStore {
       }
       throw error;
     }
-    const current = Number(result?.current_version ?? 0);
-    const inserted = result?.inserted ?? [];
-    if (inserted.length !== events.length) throw new ConcurrencyError(streamId, expected, current);
+    rows.sort((a, b) => (a.out_version ?? 0) - (b.out_version ?? 0));
+    const current = Number(rows[0]?.out_current ?? 0);
+    if (rows.length !== events.length || rows.some((r) => r.out_position === null)) {
+      throw new ConcurrencyError(streamId, expected, current);
+    }
     tx.onCommit(() => this.notifier.kick());
     return {
       nextExpectedVersion: current + events.length,
@@ -137,12 +151,12 @@ export class PostgresEventStore {
         type: event.type,
         version: event.version,
         streamId,
-        streamVersion: inserted[i]!.v,
+        streamVersion: rows[i]!.out_version!,
         occurredAt: event.occurredAt,
         correlationId: event.correlationId,
         causationId: event.causationId,
         data,
-        globalPosition: Number(inserted[i]!.p),
+        globalPosition: Number(rows[i]!.out_position),
       })),
     };
   }
@@ -200,36 +214,6 @@ export class PostgresEventStore {
 
 const pgCode = (error: unknown): string | undefined =>
   (error as { code?: string }).code ?? (error as { driverError?: { code?: string } }).driverError?.code;
-
-/**
- * One statement appends, so an append outside a wider transaction is a single round trip: read the
- * stream's version, insert the events only if it is the expected one ($2; NULL = any), write their
- * outbox rows. The outbox row of an event holds no body: the relay reads the
- * event itself, so a payload is stored once.
- */
-const appendSql = (s: string): string => `
-  WITH current AS (
-    SELECT coalesce(max(stream_version), 0)::int AS v FROM "${s}".events WHERE stream_id = $1
-  ), ins AS (
-    INSERT INTO "${s}".events
-      (stream_id, stream_version, event_id, type, version, data, correlation_id, causation_id, trace, occurred_at)
-    SELECT $1, current.v + e.ord::int, e.event_id, e.type, e.version, e.data, e.correlation_id, e.causation_id, $9::jsonb, e.occurred_at
-    FROM current,
-         unnest($3::uuid[], $4::text[], $5::int[], $6::jsonb[], $7::text[], $8::text[], $10::timestamptz[])
-           WITH ORDINALITY AS e(event_id, type, version, data, correlation_id, causation_id, occurred_at, ord)
-    WHERE $2::int IS NULL OR current.v = $2::int
-    ORDER BY e.ord
-    RETURNING global_position, stream_version, event_id
-  ), outboxed AS (
-    INSERT INTO "${s}".outbox (event_id, subject, type, version, trace)
-    SELECT ins.event_id, o.subject, o.type, o.version, $9::jsonb
-    FROM ins JOIN unnest($3::uuid[], $11::text[], $4::text[], $5::int[]) AS o(event_id, subject, type, version) USING (event_id)
-    ORDER BY ins.stream_version
-    RETURNING 1
-  )
-  SELECT (SELECT v FROM current) AS current_version,
-         (SELECT count(*) FROM outboxed) AS outboxed,
-         coalesce((SELECT json_agg(json_build_object('p', global_position, 'v', stream_version) ORDER BY stream_version) FROM ins), '[]'::json) AS inserted`;
 
 /** A message for the outbox: a validated envelope and the subject it goes out on. */
 export interface OutboxMessage {

@@ -1,4 +1,5 @@
 import { EventingTables1732900000000 } from './0001-eventing.migration';
+import { AppendFunction1732900000001 } from './0002-append-function.migration';
 
 /** The eventing tables' migrations, in order. Services append their own after these. */
-export const eventingMigrations = [EventingTables1732900000000];
+export const eventingMigrations = [EventingTables1732900000000, AppendFunction1732900000001];
