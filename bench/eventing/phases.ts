@@ -111,7 +111,9 @@ const raw = async (): Promise<void> => {
   process.exit(0);
 };
 
-const pipeline = async (mode: 'durable' | 'latency' | 'stages'): Promise<void> => {
+type Mode = 'durable' | 'durable-batch' | 'latency' | 'stages';
+
+const pipeline = async (mode: Mode): Promise<void> => {
   const producerSchema = `${prefix}_p`;
   const projectorSchema = `${prefix}_c`;
   const producer = await new Database({ url: DATABASE_URL, schema: producerSchema, poolSize: 20 }).open();
@@ -139,13 +141,38 @@ const pipeline = async (mode: 'durable' | 'latency' | 'stages'): Promise<void> =
     prefix,
     batchSize: 256,
     maxAckPending: 4096,
-    handle: async (envelope, { tx }) => {
-      const d = envelope.data as ReturnType<typeof payload>;
-      await tx.query(
-        `INSERT INTO "${tx.schema}".job_progress VALUES ($1, $2, $3) ON CONFLICT (job_id) DO UPDATE SET step = EXCLUDED.step, loss = EXCLUDED.loss`,
-        [d.jobId, d.step, d.loss],
-      );
-    },
+    ...(mode === 'durable-batch' || mode === 'latency'
+      ? {
+          // A projection's bulk path: one upsert per batch (last write per job wins, as in stream order).
+          handleBatch: async (
+            envelopes: readonly { data: unknown }[],
+            { tx }: { tx: { schema: string; query: (sql: string, p: unknown[]) => Promise<unknown> } },
+          ) => {
+            const latest = new Map<string, ReturnType<typeof payload>>();
+            for (const e of envelopes) {
+              const d = e.data as ReturnType<typeof payload>;
+              latest.set(d.jobId, d);
+            }
+            const rows = [...latest.values()];
+            await tx.query(
+              `INSERT INTO "${tx.schema}".job_progress SELECT * FROM unnest($1::text[], $2::int[], $3::float8[])
+               ON CONFLICT (job_id) DO UPDATE SET step = EXCLUDED.step, loss = EXCLUDED.loss`,
+              [rows.map((r) => r.jobId), rows.map((r) => r.step), rows.map((r) => r.loss)],
+            );
+          },
+        }
+      : {
+          handle: async (
+            envelope: { data: unknown },
+            { tx }: { tx: { schema: string; query: (sql: string, p: unknown[]) => Promise<unknown> } },
+          ) => {
+            const d = envelope.data as ReturnType<typeof payload>;
+            await tx.query(
+              `INSERT INTO "${tx.schema}".job_progress VALUES ($1, $2, $3) ON CONFLICT (job_id) DO UPDATE SET step = EXCLUDED.step, loss = EXCLUDED.loss`,
+              [d.jobId, d.step, d.loss],
+            );
+          },
+        }),
     afterCommit: (applied) => {
       const now = performance.now();
       for (const e of applied) {
@@ -201,7 +228,7 @@ const pipeline = async (mode: 'durable' | 'latency' | 'stages'): Promise<void> =
   };
 
   const started = performance.now();
-  if (mode === 'durable') {
+  if (mode === 'durable' || mode === 'durable-batch') {
     let next = 0;
     await Promise.all(
       Array.from({ length: 16 }, async () => {
@@ -240,7 +267,7 @@ const pipeline = async (mode: 'durable' | 'latency' | 'stages'): Promise<void> =
   process.exit(0);
 };
 
-const main = phase === 'raw' ? raw : () => pipeline(phase as 'durable' | 'latency' | 'stages');
+const main = phase === 'raw' ? raw : () => pipeline(phase as Mode);
 main().catch((error: unknown) => {
   console.error(error);
   process.exit(1);

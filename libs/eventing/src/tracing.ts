@@ -12,7 +12,7 @@ import {
   withSpan,
 } from '@gpunet/telemetry';
 import type { MsgHdrs } from '@nats-io/nats-core';
-import { trace } from '@opentelemetry/api';
+import { type Link, trace } from '@opentelemetry/api';
 
 /** Trace context as stored beside an event and in the outbox (W3C `traceparent`/`tracestate`). */
 export type TraceRecord = Readonly<Record<string, string>>;
@@ -33,7 +33,7 @@ export const extractFromHeaders = (hdrs: MsgHdrs | undefined): Context => extrac
 /** Runs `fn` in a span of the eventing tracer (see `withSpan`). */
 export const inSpan = <T>(
   name: string,
-  options: { kind?: SpanKind; attributes?: SpanAttributes; parent?: Context },
+  options: { kind?: SpanKind; attributes?: SpanAttributes; parent?: Context; links?: readonly Link[] },
   fn: (span: Span) => Promise<T>,
 ): Promise<T> => withSpan(tracer(), name, options, fn);
 

@@ -42,6 +42,8 @@ export const Attr = {
   messagingConversationId: 'messaging.message.conversation_id',
   /** Size of the encoded payload in bytes. */
   messagingBodySize: 'messaging.message.body.size',
+  /** Messages handled together by one span (a consumer's batch). */
+  messagingBatchSize: 'messaging.batch.message_count',
   /** Durable JetStream consumer name: a consumer group in the conventions' terms. */
   consumer: 'messaging.consumer.group.name',
 

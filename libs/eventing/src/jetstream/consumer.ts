@@ -22,6 +22,7 @@ import { subjectMatcher } from './subject-filter';
 import { errorCode, isRetryable, UndecodableMessageError } from '../errors';
 import type { EventingMetrics } from '../metrics';
 import type { Database, Tx } from '../postgres/database';
+import { trace } from '@opentelemetry/api';
 import { Attr, AttrValue, extractFromHeaders, inSpan, SpanKind } from '../tracing';
 
 /** What a handler gets besides the envelope. */
@@ -37,13 +38,23 @@ export interface HandlerContext {
 /** Applies one message. Throw to retry (with backoff) or `PermanentHandlerError` to dead-letter at once. */
 export type MessageHandler = (envelope: Envelope, context: HandlerContext) => Promise<void>;
 
+/** Applies several messages in one go, in stream order. */
+export type BatchHandler = (envelopes: readonly Envelope[], context: { readonly tx: Tx }) => Promise<void>;
+
 export interface DurableConsumerOptions {
   /** Durable name: also the inbox and checkpoint key. Letters, digits, `-`, `_`. */
   readonly name: string;
   readonly stream: StreamDefinition;
   /** The messages this consumer wants; the server filters on their subjects where it can. */
   readonly messages: readonly MessageDefinition[];
-  readonly handle: MessageHandler;
+  /** Applies one message. Give this or `handleBatch`. */
+  readonly handle?: MessageHandler;
+  /**
+   * Applies a batch at once (bulk upserts in a projection, say): called with every new message of a
+   * batch, in stream order, inside the batch's transaction. When it throws, the batch is retried one
+   * message at a time, so a failing message is isolated as with `handle`.
+   */
+  readonly handleBatch?: BatchHandler;
   readonly registry: MessageRegistry;
   readonly db: Database;
   readonly nc: NatsConnection;
@@ -99,6 +110,9 @@ export class DurableConsumer {
     if (!CONSUMER_NAME.test(options.name))
       throw new Error(`consumer name ${JSON.stringify(options.name)} must match ${String(CONSUMER_NAME)}`);
     this.prefix = options.prefix ?? '';
+    if ((options.handle === undefined) === (options.handleBatch === undefined)) {
+      throw new Error(`consumer ${options.name}: give exactly one of handle and handleBatch`);
+    }
   }
 
   get name(): string {
@@ -203,12 +217,17 @@ export class DurableConsumer {
       }
     }
     if (decoded.length === 0) return;
-    try {
-      await this.applyTogether(decoded);
-      for (const { msg } of decoded) msg.ack();
-    } catch {
-      // Some handler failed: apply one by one to isolate it, keeping the others' effects.
+    if (decoded.length === 1) {
+      // One message: the careful path is the same work, and failing it once is one attempt, not two.
       await this.applyOneByOne(decoded);
+    } else {
+      try {
+        await this.applyTogether(decoded);
+        for (const { msg } of decoded) msg.ack();
+      } catch {
+        // Some handler failed: apply one by one to isolate it, keeping the others' effects.
+        await this.applyOneByOne(decoded);
+      }
     }
     this.options.metrics?.batchSeconds.observe(
       { consumer: this.options.name },
@@ -225,11 +244,13 @@ export class DurableConsumer {
         tx,
         batch.map((d) => d.envelope.eventId),
       );
-      for (const item of batch) {
-        if (!fresh.has(item.envelope.eventId)) continue;
-        await this.handleOne(tx, item);
-        applied.push(item.envelope);
+      const items = batch.filter((item) => fresh.has(item.envelope.eventId));
+      if (this.options.handleBatch && items.length > 0) {
+        await this.handleMany(tx, items, this.options.handleBatch);
+      } else {
+        for (const item of items) await this.handleOne(tx, item);
       }
+      applied.push(...items.map((item) => item.envelope));
       await this.checkpoint(tx, Math.max(...batch.map((d) => d.msg.info.streamSequence)));
     });
     const handled = applied.length;
@@ -298,12 +319,39 @@ export class DurableConsumer {
         },
       },
       () =>
-        this.options.handle(envelope, {
-          tx,
-          subject: msg.subject,
-          streamSequence: msg.info.streamSequence,
-          deliveryCount: msg.info.deliveryCount,
+        this.options.handle
+          ? this.options.handle(envelope, {
+              tx,
+              subject: msg.subject,
+              streamSequence: msg.info.streamSequence,
+              deliveryCount: msg.info.deliveryCount,
+            })
+          : this.options.handleBatch!([envelope], { tx }),
+    );
+  }
+
+  /** One span for the batch, linked to each message's producer span (their traces stay reachable). */
+  private handleMany(tx: Tx, items: readonly Decoded[], handleBatch: BatchHandler): Promise<void> {
+    return inSpan(
+      `process batch`,
+      {
+        kind: SpanKind.CONSUMER,
+        attributes: {
+          [Attr.messagingSystem]: AttrValue.messagingSystemNats,
+          [Attr.messagingOperationType]: AttrValue.operationType.process,
+          [Attr.consumer]: this.options.name,
+          [Attr.messagingBatchSize]: items.length,
+        },
+        links: items.flatMap((item) => {
+          const context = trace.getSpanContext(extractFromHeaders(item.msg.headers));
+          return context ? [{ context }] : [];
         }),
+      },
+      () =>
+        handleBatch(
+          items.map((item) => item.envelope),
+          { tx },
+        ),
     );
   }
 
