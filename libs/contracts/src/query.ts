@@ -21,7 +21,8 @@ export interface QueryDefinition<
 }
 
 export type QueryRequest<Q> = Q extends QueryDefinition<string, infer Req> ? z.input<Req> : never;
-export type QueryResponse<Q> = Q extends QueryDefinition<string, z.ZodType, infer Res> ? z.output<Res> : never;
+export type QueryResponse<Q> =
+  Q extends QueryDefinition<string, z.ZodType, infer Res> ? z.output<Res> : never;
 
 export const defineQuery = <const N extends string, Req extends z.ZodType, Res extends z.ZodType>(input: {
   readonly name: N;
