@@ -19,7 +19,8 @@ checks_failed=0
 tiers_failed=0
 step() { echo; echo "══ $* ══"; }
 
-step lint and typecheck
+step format, lint and typecheck
+npx prettier --check . --log-level warn || checks_failed=1
 npx nx run-many -t lint typecheck --parallel=2 --outputStyle=stream || checks_failed=1
 for tier in ${TIERS:-unit int contract}; do
   # Suites isolate themselves (unique schemas and stream prefixes), so projects may run side by side.
