@@ -1,0 +1,8 @@
+export { NestPinoLogger } from './nest-logger';
+export {
+  runService,
+  type RunningService,
+  type RunServiceOptions,
+  SERVICE_CONTEXT,
+  type ServiceContext,
+} from './run-service';

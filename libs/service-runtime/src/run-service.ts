@@ -1,0 +1,134 @@
+import 'reflect-metadata';
+import {
+  createLogger,
+  createMetricsRegistry,
+  initTelemetry,
+  type Logger,
+  type MetricsServer,
+  type Registry,
+  startMetricsServer,
+  type Telemetry,
+} from '@gpunet/telemetry';
+import { type DynamicModule, type INestApplicationContext, Module, type Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { NestPinoLogger } from './nest-logger';
+
+/** Injection token of the running service's `ServiceContext`. */
+export const SERVICE_CONTEXT = Symbol('gpunet.service-context');
+
+/** What every part of a service shares: its name, logger, metrics registry and tracer. */
+export interface ServiceContext {
+  readonly name: string;
+  readonly logger: Logger;
+  readonly metrics: Registry;
+  readonly telemetry: Telemetry;
+}
+
+export interface RunServiceOptions {
+  /** Service name: `service.name` of its spans, `service` of its log lines and metrics. */
+  readonly name: string;
+  readonly version?: string;
+  /** The root module, built with the context (so that it can hand the registry to EventingModule). */
+  readonly module: (context: ServiceContext) => Type<unknown> | DynamicModule;
+  /**
+   * Port of `/metrics` and `/healthz`. Default: `METRICS_PORT` from the environment; when neither is
+   * set, no endpoint is served. 0 picks a free port.
+   */
+  readonly metricsPort?: number;
+  /** Install SIGTERM/SIGINT handlers that close the service gracefully. Default true. */
+  readonly handleSignals?: boolean;
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** A logger to use instead of one on stdout (tests pass one writing to memory). */
+  readonly logger?: Logger;
+}
+
+@Module({})
+class ServiceRootModule {}
+
+export interface RunningService {
+  readonly context: ServiceContext;
+  readonly app: INestApplicationContext;
+  /** The bound metrics port, when an endpoint is served. */
+  readonly metricsPort: number | undefined;
+  /** Stops the application (consumers finish their batch), the metrics endpoint and telemetry. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Boots a gpunet service: telemetry, JSON logger, metrics registry and endpoint, the Nest
+ * application with lifecycle hooks, and a graceful shutdown on SIGTERM/SIGINT. A service's
+ * `main.ts` is one call to this.
+ */
+export const runService = async (options: RunServiceOptions): Promise<RunningService> => {
+  const env = options.env ?? process.env;
+  const telemetry = initTelemetry({
+    serviceName: options.name,
+    ...(options.version ? { serviceVersion: options.version } : {}),
+  });
+  const logger =
+    options.logger ??
+    createLogger({ service: options.name, ...(options.version ? { version: options.version } : {}) });
+  const metrics = createMetricsRegistry({ service: options.name });
+  const context: ServiceContext = { name: options.name, logger, metrics, telemetry };
+
+  let app: INestApplicationContext | undefined;
+  let ready = false;
+  let metricsServer: MetricsServer | undefined;
+  try {
+    // The context is a global provider, so any provider can `@Inject(SERVICE_CONTEXT)`.
+    const root: DynamicModule = {
+      module: ServiceRootModule,
+      global: true,
+      imports: [options.module(context)],
+      providers: [{ provide: SERVICE_CONTEXT, useValue: context }],
+      exports: [SERVICE_CONTEXT],
+    };
+    // abortOnError false: a failed start is reported and rethrown, not a process.abort().
+    app = await NestFactory.createApplicationContext(root, {
+      logger: new NestPinoLogger(logger),
+      abortOnError: false,
+    });
+    await app.init();
+    const port = options.metricsPort ?? (env['METRICS_PORT'] ? Number(env['METRICS_PORT']) : undefined);
+    if (port !== undefined) {
+      if (!Number.isInteger(port) || port < 0 || port > 65_535)
+        throw new Error(`METRICS_PORT must be a port number, not ${String(port)}`);
+      metricsServer = await startMetricsServer({ port, registry: metrics, health: () => ready });
+    }
+  } catch (error) {
+    logger.fatal({ err: error }, `${options.name} failed to start`);
+    await app?.close().catch(() => undefined);
+    await telemetry.shutdown();
+    throw error;
+  }
+  ready = true;
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      ready = false;
+      logger.info(`${options.name} stopping`);
+      await app.close();
+      await metricsServer?.close();
+      await telemetry.shutdown();
+      logger.info(`${options.name} stopped`);
+      logger.flush();
+    })());
+
+  if (options.handleSignals ?? true) {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      process.once(signal, () => {
+        logger.info({ signal }, 'shutdown requested');
+        close().then(
+          () => process.exit(0),
+          (error: unknown) => {
+            logger.fatal({ err: error }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
+      });
+    }
+  }
+  logger.info({ metricsPort: metricsServer?.port }, `${options.name} started`);
+  return { context, app, metricsPort: metricsServer?.port, close };
+};
