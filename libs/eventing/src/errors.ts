@@ -96,3 +96,36 @@ export const errorCode = (e: unknown): string => {
   if (typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string') return e.code;
   return e instanceof Error ? e.name : 'UNKNOWN';
 };
+
+// SQLSTATE classes and codes that say "the database is unavailable or the transaction lost a race",
+// never "this message is bad": 08 connection exception, 53 insufficient resources, 57P01-57P03
+// shutdown / cannot connect now, 40001 serialization failure, 40P01 deadlock.
+const TRANSIENT_SQLSTATE = /^(08|53|57P0[1-3]|40001|40P01)/;
+const TRANSIENT_NODE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/**
+ * Whether the failure is the infrastructure's (database unreachable, connection lost, a
+ * serialization race), not the message's. Such failures are retried for as long as they last and
+ * never count towards dead-lettering: an outage must not turn healthy messages into dead letters.
+ */
+export const isTransientInfrastructureError = (e: unknown): boolean => {
+  for (let error: unknown = e, depth = 0; error && depth < 5; depth++) {
+    const candidate = error as { code?: unknown; driverError?: unknown; cause?: unknown; message?: unknown };
+    if (
+      typeof candidate.code === 'string' &&
+      (TRANSIENT_SQLSTATE.test(candidate.code) || TRANSIENT_NODE_CODES.has(candidate.code))
+    ) {
+      return true;
+    }
+    error = candidate.driverError ?? candidate.cause;
+  }
+  return false;
+};

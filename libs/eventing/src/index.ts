@@ -14,6 +14,7 @@ export {
   isConcurrencyError,
   isEventingError,
   isRetryable,
+  isTransientInfrastructureError,
   NoRespondersError,
   PermanentHandlerError,
   QueryFailedError,

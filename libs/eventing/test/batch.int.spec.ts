@@ -86,4 +86,45 @@ describe('DurableConsumer with handleBatch', () => {
         new DurableConsumer({ ...base, handle: async () => undefined, handleBatch: async () => undefined }),
     ).toThrow(/exactly one/);
   });
+
+  it('a database outage outlasting maxAttempts never dead-letters: the message is applied when it ends', async () => {
+    let failuresLeft = 5; // more than maxAttempts (2)
+    const applied: string[] = [];
+    const consumer = new DurableConsumer({
+      name: 'outage-consumer',
+      stream: CounterStream,
+      messages: [CounterIncremented],
+      registry: counterRegistry,
+      db,
+      ...nats,
+      prefix: natsContext.prefix,
+      maxAttempts: 2,
+      backoff: { initialMs: 5, maxMs: 10 },
+      handle: async (envelope) => {
+        const id = (envelope.data as { counterId: string }).counterId;
+        if (id !== 'during-outage') return;
+        if (failuresLeft-- > 0)
+          throw Object.assign(new Error('Connection terminated unexpectedly'), { code: '08006' });
+        applied.push(id);
+      },
+    });
+    const dlq = namespacedStream(DeadLettersStream, natsContext.prefix).name;
+    const lettersBefore = (await nats.jsm.streams.info(dlq)).state.messages;
+    const env = buildEnvelope(
+      CounterIncremented,
+      { counterId: 'during-outage', by: 1, total: 1 },
+      { streamId: 'during-outage' },
+    );
+    await nats.js.publish(
+      CounterIncremented.subject(undefined, natsContext.prefix),
+      JSON.stringify({ ...env, streamVersion: 1 }),
+    );
+    await consumer.start();
+    try {
+      await waitFor(() => applied.length === 1, { description: 'the message applied after the outage' });
+    } finally {
+      await consumer.stop();
+    }
+    expect((await nats.jsm.streams.info(dlq)).state.messages).toBe(lettersBefore);
+  });
 });

@@ -11,7 +11,7 @@ import {
   UndecodableMessageError,
 } from '../src';
 import { subjectMatcher } from '../src/jetstream/subject-filter';
-import { assertSchemaName } from '../src';
+import { assertSchemaName, isTransientInfrastructureError } from '../src';
 
 describe('backoffDelay', () => {
   it.each([
@@ -111,5 +111,32 @@ describe('assertSchemaName', () => {
   it.each(['gpunet', 'scheduler_1', '_x'])('accepts %s', (name) => expect(assertSchemaName(name)).toBe(name));
   it.each(['', 'Upper', 'a-b', 'a"; DROP SCHEMA x; --', 'x'.repeat(64), '1abc'])('refuses %j', (name) => {
     expect(() => assertSchemaName(name)).toThrow(/must match/);
+  });
+});
+
+describe('isTransientInfrastructureError', () => {
+  const pgError = (code: string) => Object.assign(new Error('pg'), { code });
+  it.each([
+    { name: 'connection failure (08006)', error: pgError('08006'), transient: true },
+    { name: 'admin shutdown (57P01)', error: pgError('57P01'), transient: true },
+    { name: 'serialization failure (40001)', error: pgError('40001'), transient: true },
+    { name: 'deadlock (40P01)', error: pgError('40P01'), transient: true },
+    { name: 'too many connections (53300)', error: pgError('53300'), transient: true },
+    { name: 'ECONNREFUSED', error: pgError('ECONNREFUSED'), transient: true },
+    {
+      name: 'wrapped by TypeORM (driverError)',
+      error: Object.assign(new Error('QueryFailedError'), { driverError: pgError('08001') }),
+      transient: true,
+    },
+    { name: 'as a cause', error: new Error('outer', { cause: pgError('ECONNRESET') }), transient: true },
+    {
+      name: 'unique violation (23505): the data, not the database',
+      error: pgError('23505'),
+      transient: false,
+    },
+    { name: 'syntax error (42601)', error: pgError('42601'), transient: false },
+    { name: 'a plain handler error', error: new Error('boom'), transient: false },
+  ])('$name → $transient', ({ error, transient }) => {
+    expect(isTransientInfrastructureError(error)).toBe(transient);
   });
 });

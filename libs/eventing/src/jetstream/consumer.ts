@@ -19,7 +19,7 @@ import {
 import { type NatsConnection, headers as natsHeaders } from '@nats-io/nats-core';
 import { type BackoffPolicy, backoffDelay } from '../backoff';
 import { subjectMatcher } from './subject-filter';
-import { errorCode, isRetryable, UndecodableMessageError } from '../errors';
+import { errorCode, isRetryable, isTransientInfrastructureError, UndecodableMessageError } from '../errors';
 import type { EventingMetrics } from '../metrics';
 import type { Database, Tx } from '../postgres/database';
 import { trace } from '@opentelemetry/api';
@@ -285,7 +285,8 @@ export class DurableConsumer {
         else metrics?.duplicates.inc({ consumer: this.options.name });
       } catch (error) {
         metrics?.handlerFailures.inc({ consumer: this.options.name, code: errorCode(error) });
-        if (!isRetryable(error) || msg.info.deliveryCount >= (this.options.maxAttempts ?? 5)) {
+        const outage = isTransientInfrastructureError(error);
+        if (!outage && (!isRetryable(error) || msg.info.deliveryCount >= (this.options.maxAttempts ?? 5))) {
           await this.deadLetter(msg, error);
         } else {
           heldBack.add(envelope.streamId);
