@@ -24,6 +24,8 @@ const DATABASE_URL = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0
 const NATS_URL = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
 const [phase = 'raw', eventsArg = '20000', rateArg = '1000', secondsArg = '5'] = process.argv.slice(2);
 const N = Number(eventsArg);
+/** Concurrent appenders (requests in flight in the producing service). */
+const WRITERS = Number(process.env['BENCH_WRITERS'] ?? '16');
 const id = randomBytes(4).toString('hex');
 const prefix = `bench_${id}`;
 
@@ -116,7 +118,11 @@ type Mode = 'durable' | 'durable-batch' | 'latency' | 'stages';
 const pipeline = async (mode: Mode): Promise<void> => {
   const producerSchema = `${prefix}_p`;
   const projectorSchema = `${prefix}_c`;
-  const producer = await new Database({ url: DATABASE_URL, schema: producerSchema, poolSize: 20 }).open();
+  const producer = await new Database({
+    url: DATABASE_URL,
+    schema: producerSchema,
+    poolSize: WRITERS + 4,
+  }).open();
   const projector = await new Database({ url: DATABASE_URL, schema: projectorSchema }).open();
   await projector.query(
     `CREATE TABLE "${projectorSchema}".job_progress (job_id text PRIMARY KEY, step int NOT NULL, loss double precision NOT NULL)`,
@@ -188,7 +194,7 @@ const pipeline = async (mode: Mode): Promise<void> => {
     const t0 = performance.now();
     let next = 0;
     await Promise.all(
-      Array.from({ length: 16 }, async () => {
+      Array.from({ length: WRITERS }, async () => {
         while (next < total) {
           const i = next++;
           const env = buildEnvelope(JobProgressed, payload(i), { streamId: `job-${i}` });
@@ -231,7 +237,7 @@ const pipeline = async (mode: Mode): Promise<void> => {
   if (mode === 'durable' || mode === 'durable-batch') {
     let next = 0;
     await Promise.all(
-      Array.from({ length: 16 }, async () => {
+      Array.from({ length: WRITERS }, async () => {
         while (next < total) await append(next++);
       }),
     );

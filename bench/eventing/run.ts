@@ -5,7 +5,7 @@
  *
  * Phases, each in its own child process so that each has its own peak RSS:
  *   raw        JetStream alone: pipelined publish of N messages + a pull consumer acking them.
- *   durable    append N events (16 concurrent writers, one event per transaction) → outbox relay →
+ *   durable    append N events (BENCH_WRITERS concurrent writers, default 16, one event per append) → outbox relay →
  *              JetStream → durable consumer → projection commit; events/s from first append to last commit.
  *   durable-batch  the same with the projection's bulk path (`handleBatch`: one upsert per batch).
  *   latency    the durable pipeline at a fixed rate (default 1,000 events/s), with the batch handler:
