@@ -1,13 +1,22 @@
 import type { StreamDefinition } from '../stream';
 import { DeadLettersStream, MessageDeadLettered } from './system';
+import { ExecutionStream, GatewayStream, jobMessages } from './jobs';
+import { SettlementStream, settlementMessages } from './settlement';
 
 export * from './system';
+export * from './jobs';
+export * from './settlement';
 
 /**
  * Every message gpunet puts on the wire. Services build their registries from this list (or a
  * subset); later features add their definitions here, never in a service.
  */
-export const catalog = [MessageDeadLettered] as const;
+export const catalog = [MessageDeadLettered, ...jobMessages, ...settlementMessages] as const;
 
 /** Every stream gpunet declares. */
-export const streams: readonly StreamDefinition[] = [DeadLettersStream];
+export const streams: readonly StreamDefinition[] = [
+  DeadLettersStream,
+  GatewayStream,
+  ExecutionStream,
+  SettlementStream,
+];

@@ -1,0 +1,192 @@
+import { z } from 'zod';
+import { defineEvent } from '../message';
+import { defineStream } from '../stream';
+
+/*
+ * The job lifecycle as other services announce it: the gateway submits jobs, execution reports
+ * usage and the end of every job. Settlement consumes all of them (escrow, metering, payout); the
+ * scheduler and the gateway will too. Money is never a float: amounts are integers in an asset's
+ * smallest unit, carried as decimal strings so that they survive JSON (and u128-sized values)
+ * exactly; counts and seconds are safe integers.
+ */
+
+/** An amount of money: a non-negative integer in the asset's smallest unit, as a decimal string. */
+export const MinorUnitsSchema = z
+  .string()
+  .regex(/^(0|[1-9][0-9]{0,37})$/, 'must be a non-negative integer in minor units, as a decimal string');
+
+/** A signed amount (differences, corrections), same encoding with an optional `-`. */
+export const SignedMinorUnitsSchema = z
+  .string()
+  .regex(/^(0|-?[1-9][0-9]{0,37})$/, 'must be an integer in minor units, as a decimal string');
+
+/** An asset's ledger code: `NTX` (the Cardano native asset), `GPU` … One ledger per asset. */
+export const AssetSchema = z.string().regex(/^[A-Z][A-Z0-9]{1,11}$/, 'must be an asset code like NTX');
+
+/** Ids of jobs, tenants, providers, subnets: one subject token's worth of `A-Z a-z 0-9 _ -`. */
+export const EntityIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,128}$/, 'must be 1-128 characters of A-Z a-z 0-9 _ -');
+
+/** A GPU class as subnets price it (`H100-80GB`, `A100-40GB`, `RTX4090`). */
+export const GpuClassSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be a GPU class like H100-80GB');
+
+const Timestamp = z.iso.datetime({ offset: true });
+
+/** Longest job a budget can be computed for: one year. */
+export const MAX_JOB_DURATION_SECONDS = 366 * 24 * 3600;
+
+/**
+ * What one provider's GPUs did for one job. `gpuSeconds` is **cumulative** since the job started —
+ * like a meter reading, not an increment — so a report can be lost, repeated or reordered without
+ * changing the bill: settlement charges the highest reading it has seen.
+ */
+export const ProviderUsageSchema = z.strictObject({
+  providerId: EntityIdSchema,
+  gpuClass: GpuClassSchema,
+  /** GPUs of this provider in the job's gang. */
+  gpus: z.int().min(1).max(4096),
+  /** GPU-seconds used so far (GPUs × wall seconds), cumulative since the job started. */
+  gpuSeconds: z.int().min(0).max(Number.MAX_SAFE_INTEGER),
+  /**
+   * Price per GPU-hour agreed at placement, for subnets that price by auction (at least their
+   * reserve price); absent where the subnet's fixed price table applies.
+   */
+  agreedPricePerGpuHour: MinorUnitsSchema.optional(),
+});
+
+/** Faults a provider can be blamed for; each subnet's slashing table prices them. */
+export const FaultKindSchema = z.enum([
+  /** The host stopped answering (heartbeats, overlay) during the job. */
+  'host-lost',
+  /** A rank died of a cause attributed to the provider (GPU error, OOM of the host, kill). */
+  'rank-crashed',
+  /** The provider's results were found wrong by verification. */
+  'invalid-result',
+  /** The hardware does not match what the provider claimed (benchmarks). */
+  'claim-mismatch',
+  /** The provider withdrew its GPUs from a running job. */
+  'abandoned',
+]);
+
+/**
+ * A provider's fault during a job. Usage beyond `billableGpuSeconds` (the work lost to the fault:
+ * since the fault, or since the last checkpoint it invalidated) is never paid.
+ */
+export const ProviderFaultSchema = z.strictObject({
+  providerId: EntityIdSchema,
+  kind: FaultKindSchema,
+  /** GPU-seconds of this provider's (cumulative) usage that are still paid. */
+  billableGpuSeconds: z.int().min(0).max(Number.MAX_SAFE_INTEGER),
+  /** Whether the fault was verified (only verified faults are slashed). */
+  verified: z.boolean(),
+  detail: z.string().max(1024).optional(),
+});
+
+/** The gateway's stream: requests of orchestrators, providers and subnet owners, as events. */
+export const GatewayStream = defineStream({
+  name: 'GATEWAY',
+  subjects: ['gateway.>'],
+  description: 'What people asked for through the gateway: jobs submitted, subnets, withdrawals.',
+});
+
+/** The execution service's stream: the life of placed jobs and their usage. */
+export const ExecutionStream = defineStream({
+  name: 'EXECUTION',
+  subjects: ['execution.>'],
+  description: 'Jobs started, completed, failed and cancelled, and their metered usage.',
+});
+
+/** An orchestrator submitted a job; settlement holds its budget in escrow before it is scheduled. */
+export const JobSubmitted = defineEvent({
+  type: 'job.submitted',
+  version: 1,
+  subject: 'gateway.job.submitted.v1',
+  stream: GatewayStream.name,
+  description:
+    'A job was submitted; its budget (max price × GPUs × max duration + fees) is escrowed before scheduling.',
+  schema: z.strictObject({
+    jobId: EntityIdSchema,
+    /** The orchestrator's tenant: it pays, from its wallet in `asset`. */
+    tenantId: EntityIdSchema,
+    subnetId: EntityIdSchema,
+    asset: AssetSchema,
+    /** GPUs in the gang. */
+    gpus: z.int().min(1).max(4096),
+    /** GPU classes the job accepts; empty means any class the subnet allows. */
+    gpuClasses: z.array(GpuClassSchema).max(64).default([]),
+    /** The most the orchestrator pays per GPU-hour, before fees. */
+    maxPricePerGpuHour: MinorUnitsSchema,
+    /** The job is stopped after this long; the budget covers exactly this much. */
+    maxDurationSeconds: z.int().min(1).max(MAX_JOB_DURATION_SECONDS),
+    submittedAt: Timestamp,
+  }),
+});
+
+/** A usage report for a running job (cumulative meter readings per provider). */
+export const UsageReported = defineEvent({
+  type: 'usage.reported',
+  version: 1,
+  subject: 'execution.usage.reported.v1',
+  stream: ExecutionStream.name,
+  description: 'GPU-seconds each provider has used for a job so far (cumulative readings).',
+  schema: z.strictObject({
+    jobId: EntityIdSchema,
+    /** Increases with every report execution sends for this job, from 1. */
+    seq: z.int().min(1).max(Number.MAX_SAFE_INTEGER),
+    providers: z.array(ProviderUsageSchema).min(1).max(4096),
+    reportedAt: Timestamp,
+  }),
+});
+
+/** Final readings, the same shape as a report's; an empty list means no rank ever ran. */
+const FinalUsage = z.array(ProviderUsageSchema).max(4096).default([]);
+
+export const JobCompleted = defineEvent({
+  type: 'job.completed',
+  version: 1,
+  subject: 'execution.job.completed.v1',
+  stream: ExecutionStream.name,
+  description: 'Every rank exited successfully; carries the final usage per provider.',
+  schema: z.strictObject({
+    jobId: EntityIdSchema,
+    usage: FinalUsage,
+    /** Providers that faulted but were recovered from (the job still completed). */
+    faults: z.array(ProviderFaultSchema).max(4096).default([]),
+    completedAt: Timestamp,
+  }),
+});
+
+export const JobFailed = defineEvent({
+  type: 'job.failed',
+  version: 1,
+  subject: 'execution.job.failed.v1',
+  stream: ExecutionStream.name,
+  description: 'The job failed for good; carries the final usage and the providers at fault, if any.',
+  schema: z.strictObject({
+    jobId: EntityIdSchema,
+    reason: z.strictObject({ code: z.string().min(1).max(128), message: z.string().max(4096) }),
+    usage: FinalUsage,
+    faults: z.array(ProviderFaultSchema).max(4096).default([]),
+    failedAt: Timestamp,
+  }),
+});
+
+export const JobCancelled = defineEvent({
+  type: 'job.cancelled',
+  version: 1,
+  subject: 'execution.job.cancelled.v1',
+  stream: ExecutionStream.name,
+  description:
+    'The job stopped because its orchestrator cancelled it (before or after placement); final usage.',
+  schema: z.strictObject({
+    jobId: EntityIdSchema,
+    usage: FinalUsage,
+    cancelledAt: Timestamp,
+  }),
+});
+
+/** Every job-lifecycle message, for registries. */
+export const jobMessages = [JobSubmitted, UsageReported, JobCompleted, JobFailed, JobCancelled] as const;
