@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""A tiny DistributedDataParallel job that CI runs for real (docs/examples/09-cpu-gloo-ddp.yaml).
+
+Each rank joins the process group by env:// rendezvous from the variables gpunet (or torchrun) sets:
+RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (and LOCAL_RANK for the GPU). It trains a small linear
+regression on a fixed synthetic dataset, sharded by rank, and prints one JSON line per step:
+
+    {"event": "step", "rank": 0, "world_size": 2, "step": 3, "loss": 0.91, "backend": "gloo"}
+
+The loss printed is the mean over all ranks (an all-reduce), so every rank prints the same curve.
+The script exits 0 only if the loss fell: last loss < first loss × --min-ratio.
+
+Backend: NCCL when CUDA is available (one GPU per rank, chosen by LOCAL_RANK), Gloo otherwise.
+Works with torch 1.13 (Debian's python3-torch) and newer.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+
+def emit(**fields):
+    print(json.dumps(fields), flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--batch", type=int, default=64, help="samples per rank per step")
+    parser.add_argument("--lr", type=float, default=0.1)
+    parser.add_argument("--min-ratio", type=float, default=0.5, help="required last/first loss ratio")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
+        if name not in os.environ:
+            print(f"ddp_train.py: {name} is not set; run under gpunet or torchrun", file=sys.stderr)
+            return 2
+    rank = int(os.environ["RANK"])
+    world_size = int(os.environ["WORLD_SIZE"])
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+
+    use_cuda = torch.cuda.is_available()
+    backend = "nccl" if use_cuda else "gloo"
+    device = torch.device("cuda", local_rank % max(1, torch.cuda.device_count())) if use_cuda else torch.device("cpu")
+    if use_cuda:
+        torch.cuda.set_device(device)
+    dist.init_process_group(backend=backend, init_method="env://", rank=rank, world_size=world_size)
+
+    # Same synthetic problem on every rank (fixed seed): y = X·w + b + noise.
+    gen = torch.Generator().manual_seed(args.seed)
+    features = 16
+    true_w = torch.randn(features, 1, generator=gen)
+    samples = args.batch * world_size * 8
+    x_all = torch.randn(samples, features, generator=gen)
+    y_all = x_all @ true_w + 0.5 + 0.01 * torch.randn(samples, 1, generator=gen)
+    # This rank's shard.
+    x = x_all[rank::world_size].to(device)
+    y = y_all[rank::world_size].to(device)
+
+    torch.manual_seed(args.seed)  # identical initial weights (DDP also broadcasts rank 0's)
+    model = torch.nn.Linear(features, 1).to(device)
+    ddp = DistributedDataParallel(model, device_ids=[device.index] if use_cuda else None)
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=args.lr)
+    loss_fn = torch.nn.MSELoss()
+
+    first = last = None
+    shard = x.shape[0]
+    for step in range(args.steps):
+        start = (step * args.batch) % shard
+        xb, yb = x[start : start + args.batch], y[start : start + args.batch]
+        optimizer.zero_grad()
+        loss = loss_fn(ddp(xb), yb)
+        loss.backward()  # DDP all-reduces the gradients here
+        optimizer.step()
+
+        mean_loss = loss.detach().clone()
+        dist.all_reduce(mean_loss, op=dist.ReduceOp.SUM)
+        value = mean_loss.item() / world_size
+        first = value if first is None else first
+        last = value
+        emit(event="step", rank=rank, world_size=world_size, step=step, loss=round(value, 6), backend=backend)
+
+    fell = first is not None and last < first * args.min_ratio
+    emit(event="done", rank=rank, world_size=world_size, first_loss=first, last_loss=last, loss_fell=fell)
+    dist.barrier()
+    dist.destroy_process_group()
+    return 0 if fell else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
