@@ -56,7 +56,7 @@ const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 const typeOf = (s: Json): string => {
   if (typeof s.$ref === 'string') {
-    const id = s.$ref.replace('#/$defs/', '');
+    const id = defId(s.$ref);
     return `[${id}](${anchor(id)})`;
   }
   if (Array.isArray(s.anyOf)) return (s.anyOf as Json[]).map(typeOf).join(' or ');
@@ -74,7 +74,8 @@ const typeOf = (s: Json): string => {
     return lo === undefined ? 'integer' : `integer ≥ ${lo}`;
   }
   if (s.type === 'array') {
-    if (Array.isArray(s.prefixItems)) return `pair of ${typeOf((s.prefixItems as Json[])[0]!)}`;
+    const tuple = s.prefixItems ?? s.items;
+    if (Array.isArray(tuple)) return `pair of ${typeOf((tuple as Json[])[0]!)}`;
     return `list of ${typeOf(s.items as Json)}`;
   }
   if (s.type === 'object' && s.additionalProperties && typeof s.additionalProperties === 'object') {
@@ -92,9 +93,16 @@ const table = (header: string[], rows: string[][]): string =>
     ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`),
   ].join('\n');
 
+/** `#/definitions/Gpus` (draft-07) or `#/$defs/Gpus` (2019-09 and later) → `Gpus`. */
+const defId = (ref: string): string => ref.replace(/^#\/(\$defs|definitions)\//, '');
+const definitions = (): Record<string, Json> => {
+  const schema = ensembleSpecJsonSchema();
+  return (schema.definitions ?? schema.$defs ?? {}) as Record<string, Json>;
+};
+
 /** One table per object of the format, in reading order. */
 export const renderFieldTables = (): string => {
-  const defs = (ensembleSpecJsonSchema().$defs ?? {}) as Record<string, Json>;
+  const defs = definitions();
   const missing = Object.keys(defs).filter((id) => !SECTION_ORDER.includes(id));
   if (missing.length > 0) throw new Error(`add ${missing.join(', ')} to SECTION_ORDER in scripts/docs.ts`);
   return SECTION_ORDER.filter((id) => id in defs)
@@ -105,7 +113,7 @@ export const renderFieldTables = (): string => {
         code(name),
         typeOf(prop),
         required.has(name) ? 'yes' : prop.default === undefined ? '' : `default ${code(prop.default)}`,
-        text(prop.description) || text(defs[text(prop.$ref).replace('#/$defs/', '')]?.description),
+        text(prop.description) || text(defs[defId(text(prop.$ref))]?.description),
       ]);
       return [
         `### ${id}`,

@@ -5,14 +5,15 @@ import { EnsembleSpecSourceSchema, specDocs } from './source.schema';
 export const JSON_SCHEMA_ID = 'https://gpunet.io/schemas/ensemble-spec/v1.json';
 
 /**
- * The JSON Schema (draft 2020-12) of the source format, generated from the very zod schema that
+ * The JSON Schema (draft-07, the dialect editors' YAML/JSON language servers support best) of the
+ * source format, generated from the very zod schema that
  * validates specs. Cross-field rules (per-node × nodes ≥ count, …) cannot be expressed in it; the
  * parser checks them. Published as `docs/ensemble-spec.schema.json`.
  */
 export const ensembleSpecJsonSchema = (): Record<string, unknown> => {
   const generated = z.toJSONSchema(EnsembleSpecSourceSchema, {
     io: 'input',
-    target: 'draft-2020-12',
+    target: 'draft-7',
     metadata: specDocs,
     unrepresentable: 'any',
     override: (ctx) => {

@@ -127,8 +127,7 @@ const valueTooDeep = (value: unknown, maxDepth: number): boolean => {
   return false;
 };
 
-const keyOf = (node: unknown): string | undefined =>
-  isScalar(node) ? String(node.value) : node === null || node === undefined ? undefined : undefined;
+const keyOf = (node: unknown): string | undefined => (isScalar(node) ? String(node.value) : undefined);
 
 /** Loads YAML (or JSON, which is read by the same parser for line and column) within the limits. */
 export const loadSource = (source: string, format: SpecFormat, limits: SpecLimits): LoadResult => {
@@ -169,7 +168,8 @@ export const loadSource = (source: string, format: SpecFormat, limits: SpecLimit
     const multiple = e.code === 'MULTIPLE_DOCS';
     return {
       path: '',
-      ...(pos ? { line: pos.line, column: pos.col } : {}),
+      line: pos.line,
+      column: pos.col,
       code: multiple ? 'MULTIPLE_DOCUMENTS' : 'SYNTAX',
       message: multiple
         ? 'a file holds one spec; remove the other documents (---)'
@@ -220,7 +220,8 @@ export const loadSource = (source: string, format: SpecFormat, limits: SpecLimit
     const pos = positionedLines.linePos(w.pos[0]);
     return {
       path: '',
-      ...(pos ? { line: pos.line, column: pos.col } : {}),
+      line: pos.line,
+      column: pos.col,
       message: w.message.replace(/ at line \d+, column \d+:?[\s\S]*$/, ''),
     };
   });

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Ajv2020 } from 'ajv/dist/2020';
+import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { format, resolveConfig } from 'prettier';
 import { describe, expect, it } from 'vitest';
@@ -17,7 +17,7 @@ describe('published JSON Schema', () => {
     expect(read(SCHEMA_FILE)).toBe(renderSchemaFile());
   });
 
-  const ajv = new Ajv2020({ strict: true, allErrors: true });
+  const ajv = new Ajv({ strict: true, allErrors: true });
   const validate = ajv.compile(ensembleSpecJsonSchema());
   const examples = readdirSync(join(root, 'docs/examples')).filter((f) => f.endsWith('.yaml'));
 

@@ -8,7 +8,7 @@ export const schemaCommand: Command = {
   help: [
     'Usage: gpunet spec schema',
     '',
-    'Prints the JSON Schema (draft 2020-12) generated from the validator; the same file is',
+    'Prints the JSON Schema (draft-07) generated from the validator; the same file is',
     'published as docs/ensemble-spec.schema.json.',
     '',
   ].join('\n'),
