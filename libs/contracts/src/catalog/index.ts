@@ -4,6 +4,7 @@ import { ExecutionStream, GatewayStream, jobMessages } from './jobs';
 import { SettlementStream, settlementMessages } from './settlement';
 
 export * from './system';
+export * from './providers';
 export * from './jobs';
 export * from './settlement';
 

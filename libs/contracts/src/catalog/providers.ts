@@ -1,0 +1,622 @@
+import { GpuRequirementSchema, LocationSchema } from '@gpunet/ensemble-spec';
+import { z } from 'zod';
+import { defineCommand, defineEvent, type MessageDefinition } from '../message';
+import { defineQuery } from '../query';
+import { defineStream, type StreamDefinition } from '../stream';
+
+/*
+ * Providers and their edges (F3). One provider host runs one `provider-edge`; its identity is an
+ * ed25519 NATS user nkey and its edge id *is* that public key, so a message's subject, the NATS
+ * credentials allowed to publish on it and the key that signed it name the same thing.
+ *
+ * Edge-originated messages travel on `edge.{edgeId}.…` (NATS permissions restrict every edge to its
+ * own), commands to an edge on `cmd.edge.{edgeId}.…`. Discovery consumes the edge messages, keeps its
+ * own event-sourced provider aggregate and publishes `provider.*` on `discovery.provider.…`.
+ */
+
+// ---------------------------------------------------------------------------------------------------
+// Streams
+// ---------------------------------------------------------------------------------------------------
+
+/** What edges report about themselves: registrations, inventories, policies, reservations. */
+export const EdgeStream = defineStream({
+  name: 'EDGE',
+  subjects: [
+    'edge.*.registered.v1',
+    'edge.*.inventory-reported.v1',
+    'edge.*.policy-reported.v1',
+    'edge.*.reservations-reported.v1',
+    'edge.*.deregistered.v1',
+  ],
+  description: 'Signed reports of provider edges about themselves; discovery consumes them.',
+  maxAgeMs: 30 * 24 * 3600 * 1000,
+});
+
+/**
+ * The last minute of heartbeats, for people inspecting an edge and for a restarted discovery that
+ * wants recent liveness. Discovery reads heartbeats live on core NATS, never through a consumer.
+ */
+export const EdgeLivenessStream = defineStream({
+  name: 'EDGE_LIVENESS',
+  subjects: ['edge.*.heartbeat.v1'],
+  description: 'Recent edge heartbeats (one minute).',
+  maxAgeMs: 60_000,
+  duplicateWindowMs: 30_000,
+});
+
+/** The provider aggregate's events, as discovery decided them. */
+export const DiscoveryStream = defineStream({
+  name: 'DISCOVERY',
+  subjects: ['discovery.>'],
+  description: 'Provider registry and liveness events decided by discovery.',
+});
+
+/**
+ * The `stream` of a message that is never stored: commands an edge answers by core NATS
+ * request/reply. No stream may capture their subjects — JetStream would answer the request with its
+ * own publish acknowledgement before the edge could.
+ */
+export const CORE_REQUEST_REPLY = '(core NATS request/reply: never stored)';
+
+// ---------------------------------------------------------------------------------------------------
+// Value schemas
+// ---------------------------------------------------------------------------------------------------
+
+/** An edge id: the edge's public user nkey (`U` + 55 base32 characters). */
+export const EdgeIdSchema = z
+  .string()
+  .regex(/^U[A-Z2-7]{55}$/, "must be an edge id: the edge's public user nkey (U…, 56 characters)");
+
+const text = (max: number) => z.string().min(1).max(max);
+const bytes = z.int().min(0);
+/** Minor units of an asset as a decimal string (bigint-safe), e.g. `"2500000"` for 2.50 USDC. */
+const MinorAmountSchema = z.string().regex(/^(0|[1-9][0-9]{0,38})$/, 'must be minor units: digits');
+/** An asset code: `USDC`, `GPUNET`. */
+const AssetSchema = z.string().regex(/^[A-Z][A-Z0-9]{1,15}$/, 'must be an asset code like USDC');
+
+export const ComputeCapabilityValueSchema = z.strictObject({
+  major: z.int().min(1).max(99),
+  minor: z.int().min(0).max(9),
+});
+
+/** One MIG instance of an NVIDIA GPU in MIG mode. */
+export const MigDeviceSchema = z.strictObject({
+  uuid: text(128),
+  /** `3g.40gb`. */
+  profile: text(32),
+});
+
+/** One GPU as an edge detected (or, simulated, declared) it. */
+export const GpuSchema = z.strictObject({
+  /** Device index of its vendor's tool (`nvidia-smi` / `rocm-smi`); unique per vendor on a host. */
+  index: z.int().min(0).max(1023),
+  /** `GPU-…` (NVIDIA), the AMD unique id (`AMD-0x…`), or a stable id derived from the PCI address. */
+  uuid: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9:._-]{0,127}$/, 'must be 1-128 of A-Z a-z 0-9 : . _ -'),
+  vendor: z.enum(['nvidia', 'amd']),
+  /** The name the driver reports: `NVIDIA H100 80GB HBM3`, `AMD Instinct MI250X`. */
+  model: text(128),
+  /** Total device memory (never the CPU-visible BAR window). */
+  vramBytes: bytes,
+  driverVersion: text(64).nullable(),
+  /** CUDA version the driver supports (`12.4`); NVIDIA only. */
+  cudaVersion: text(32).nullable(),
+  computeCapability: ComputeCapabilityValueSchema.nullable(),
+  /** ROCm version (`6.1.2`); AMD only. */
+  rocmVersion: text(32).nullable(),
+  /** LLVM gfx target (`gfx90a`); AMD only. */
+  architecture: text(32).nullable(),
+  /** `00000000:18:00.0`. */
+  pciBusId: text(32).nullable(),
+  mig: z.strictObject({ enabled: z.boolean(), devices: z.array(MigDeviceSchema).max(7) }),
+});
+export type Gpu = z.infer<typeof GpuSchema>;
+
+/** How two GPUs of one host are connected (`nvidia-smi topo -m`, `rocm-smi --showtopotype`). */
+export const GpuLinkSchema = z.strictObject({
+  /** GPU indices, `a < b`, of the same vendor. */
+  a: z.int().min(0).max(1023),
+  b: z.int().min(0).max(1023),
+  /** `nvlink` / `xgmi`: a direct GPU link; `pix` … `sys`: PCIe paths from near to far. */
+  kind: z.enum(['nvlink', 'xgmi', 'pix', 'pxb', 'phb', 'node', 'sys', 'unknown']),
+  /** Bonded NVLinks (`NV18` → 18); null for other kinds. */
+  lanes: z.int().min(1).max(64).nullable(),
+});
+export type GpuLink = z.infer<typeof GpuLinkSchema>;
+
+export const DetectionBackendSchema = z.strictObject({
+  name: z.enum(['nvidia', 'amd', 'simulated']),
+  /** `absent`: the tool is not installed; `failed`: it ran and failed (see detail). */
+  status: z.enum(['ok', 'absent', 'failed']),
+  detail: z.string().max(1024).nullable(),
+});
+
+/** The GPUs of a host. Stable: volatile readings (utilization, temperatures) are not part of it. */
+export const InventorySchema = z.strictObject({
+  /** True when the GPUs were declared in an inventory file, not detected: never real hardware. */
+  simulated: z.boolean(),
+  backends: z.array(DetectionBackendSchema).max(4),
+  gpus: z.array(GpuSchema).max(64),
+  links: z.array(GpuLinkSchema).max(2016),
+});
+export type Inventory = z.infer<typeof InventorySchema>;
+
+export const HostSchema = z.strictObject({
+  hostname: text(253),
+  os: z.strictObject({
+    platform: text(32),
+    release: text(128),
+    distribution: text(128).nullable(),
+  }),
+  cpu: z.strictObject({
+    model: text(256),
+    logicalCores: z.int().min(1).max(4096),
+    /** `amd64`, `arm64` (as container images name them), or what the OS says. */
+    architecture: text(32),
+  }),
+  memoryBytes: bytes,
+  /** Free space where jobs' scratch data goes. */
+  diskFreeBytes: bytes,
+  containerRuntimes: z
+    .array(z.strictObject({ name: z.enum(['docker', 'podman', 'containerd']), version: text(64).nullable() }))
+    .max(4),
+  addresses: z
+    .array(z.strictObject({ interface: text(64), address: text(64), family: z.enum(['ipv4', 'ipv6']) }))
+    .max(64),
+});
+export type Host = z.infer<typeof HostSchema>;
+
+const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
+
+/** A weekly window in which the provider accepts jobs; `to` ≤ `from` crosses midnight. */
+export const AvailabilityWindowSchema = z.strictObject({
+  days: z.array(z.enum(DAYS)).min(1).max(7),
+  /** `HH:MM`, 24 h, in the policy's time zone. */
+  from: z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9]$/, 'must be HH:MM'),
+  to: z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9]$|^24:00$/, 'must be HH:MM'),
+});
+export type AvailabilityWindow = z.infer<typeof AvailabilityWindowSchema>;
+
+/** What the control plane must know of a provider's policy to propose its GPUs (the edge enforces all of it). */
+export const PolicySummarySchema = z.strictObject({
+  /** The GPUs the provider shares; the others are never offered. */
+  sharedGpuUuids: z.array(z.string().min(1).max(128)).max(64),
+  maxGpusPerJob: z.int().min(1).max(64),
+  /** null: no limit. */
+  maxJobDurationMs: z.int().min(1).nullable(),
+  /** CPU and memory the provider lets jobs use, in total. */
+  cpuMillicores: z.int().min(0),
+  memoryBytes: bytes,
+  /** Allowed image prefixes (`nvcr.io/nvidia/`); `*` allows every image. */
+  images: z.array(text(256)).min(1).max(64),
+  pricing: z.strictObject({
+    asset: AssetSchema,
+    /** Floor per GPU-hour for models no entry names; null: such GPUs have no floor. */
+    defaultFloorMinor: MinorAmountSchema.nullable(),
+    /** By model (word sequence of the reported name, upper case: `H100`, `A100 80GB`), most specific first. */
+    floors: z.array(z.strictObject({ model: text(64), perGpuHourMinor: MinorAmountSchema })).max(64),
+  }),
+  /** Subnets the provider joined. */
+  subnets: z
+    .array(z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/))
+    .min(1)
+    .max(32),
+  /** null: always available. */
+  availability: z
+    .strictObject({ timeZone: text(64), windows: z.array(AvailabilityWindowSchema).min(1).max(32) })
+    .nullable(),
+  location: z.strictObject({
+    continent: z.enum(['AF', 'AN', 'AS', 'EU', 'NA', 'OC', 'SA']).nullable(),
+    country: z
+      .string()
+      .regex(/^[A-Z]{2}$/)
+      .nullable(),
+    city: text(128).nullable(),
+  }),
+});
+export type PolicySummary = z.infer<typeof PolicySummarySchema>;
+
+/** A GPU reservation an edge accepted (F5 drives them; the edge keeps them until released or expired). */
+export const EdgeReservationSchema = z.strictObject({
+  reservationId: text(128),
+  jobId: text(128),
+  gpuUuids: z.array(z.string().min(1).max(128)).min(1).max(64),
+  cpuMillicores: z.int().min(0),
+  memoryBytes: bytes,
+  expiresAt: z.iso.datetime({ offset: false }),
+});
+export type EdgeReservation = z.infer<typeof EdgeReservationSchema>;
+
+// ---------------------------------------------------------------------------------------------------
+// Signatures
+// ---------------------------------------------------------------------------------------------------
+
+/**
+ * Every signed edge message carries these. `signature` is the edge key's ed25519 signature, base64url,
+ * over `signingInput(type, data)`; `sequence` grows with every signed report of an edge (across
+ * restarts), so a report older than one already applied is recognised.
+ */
+const signed = {
+  edgeId: EdgeIdSchema,
+  /** The signing key; must equal `edgeId`. */
+  publicKey: EdgeIdSchema,
+  sequence: z.int().min(1),
+  signedAt: z.iso.datetime({ offset: false }),
+  signature: z.string().regex(/^[A-Za-z0-9_-]{86}$/, 'must be an ed25519 signature, base64url (86 chars)'),
+};
+
+/**
+ * JSON with sorted keys and no whitespace: the one encoding both sides sign and verify. Only plain
+ * JSON values (objects, arrays, strings, finite numbers, booleans, null) are allowed.
+ */
+export const canonicalJson = (value: unknown): string => {
+  if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new TypeError('canonicalJson: numbers must be finite');
+    return JSON.stringify(value);
+  }
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  throw new TypeError(`canonicalJson: ${typeof value} is not JSON`);
+};
+
+/**
+ * The text an edge signs for one message: its type, version and payload without `signature`, in
+ * canonical JSON. The type is part of it, so a signature never carries over to another message.
+ */
+export const signingInput = (
+  def: Pick<MessageDefinition, 'type' | 'version'>,
+  data: Readonly<Record<string, unknown>>,
+): string => {
+  const { signature: _signature, ...unsigned } = data;
+  return canonicalJson({ type: def.type, version: def.version, data: unsigned });
+};
+
+// ---------------------------------------------------------------------------------------------------
+// Edge → control plane
+// ---------------------------------------------------------------------------------------------------
+
+export const EdgeRegistered = defineEvent({
+  type: 'edge.registered',
+  version: 1,
+  subject: 'edge.{edgeId}.registered.v1',
+  stream: EdgeStream.name,
+  description: 'An edge (re)joined the network: who it is, what it has and what it shares. Signed.',
+  schema: z.strictObject({
+    ...signed,
+    /** A name the provider chose, for people. */
+    name: text(64),
+    agentVersion: text(32),
+    host: HostSchema,
+    inventory: InventorySchema,
+    policy: PolicySummarySchema,
+  }),
+});
+
+export const EdgeInventoryReported = defineEvent({
+  type: 'edge.inventory-reported',
+  version: 1,
+  subject: 'edge.{edgeId}.inventory-reported.v1',
+  stream: EdgeStream.name,
+  description: "An edge's hardware changed (a GPU appeared, vanished or changed). Signed.",
+  schema: z.strictObject({ ...signed, host: HostSchema, inventory: InventorySchema }),
+});
+
+export const EdgePolicyReported = defineEvent({
+  type: 'edge.policy-reported',
+  version: 1,
+  subject: 'edge.{edgeId}.policy-reported.v1',
+  stream: EdgeStream.name,
+  description: 'The provider changed what the edge shares. Signed.',
+  schema: z.strictObject({ ...signed, policy: PolicySummarySchema }),
+});
+
+export const EdgeReservationsReported = defineEvent({
+  type: 'edge.reservations-reported',
+  version: 1,
+  subject: 'edge.{edgeId}.reservations-reported.v1',
+  stream: EdgeStream.name,
+  description: "The edge's reservations after one was accepted, released or expired. Signed.",
+  schema: z.strictObject({ ...signed, reservations: z.array(EdgeReservationSchema).max(64) }),
+});
+
+export const EdgeDeregistered = defineEvent({
+  type: 'edge.deregistered',
+  version: 1,
+  subject: 'edge.{edgeId}.deregistered.v1',
+  stream: EdgeStream.name,
+  description: 'The provider took the edge out of the network. Signed.',
+  schema: z.strictObject({ ...signed, reason: z.string().max(256) }),
+});
+
+/**
+ * Liveness, every few seconds, on core NATS (also kept a minute in `EDGE_LIVENESS`). Not signed: the
+ * server's permissions let only this edge's credentials publish on its subject. Discovery measures
+ * silence with its own clock; `sentAt` is informational.
+ */
+export const EdgeHeartbeat = defineEvent({
+  type: 'edge.heartbeat',
+  version: 1,
+  subject: 'edge.{edgeId}.heartbeat.v1',
+  stream: EdgeLivenessStream.name,
+  description: 'An edge is alive; carries the digest of the inventory it last reported.',
+  schema: z.strictObject({
+    edgeId: EdgeIdSchema,
+    sequence: z.int().min(1),
+    sentAt: z.iso.datetime({ offset: false }),
+    /** sha256 (hex) of the canonical inventory last reported. */
+    inventoryDigest: z.string().regex(/^[0-9a-f]{64}$/),
+  }),
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Control plane → edge (request/reply)
+// ---------------------------------------------------------------------------------------------------
+
+/** Asks an edge to hold GPUs for a job; the edge re-checks its policy and answers `ReservationReply`. */
+export const ReserveOnEdge = defineCommand({
+  type: 'edge.reserve',
+  version: 1,
+  subject: 'cmd.edge.{edgeId}.reserve.v1',
+  stream: CORE_REQUEST_REPLY,
+  description: 'Hold these GPUs for a job until holdUntil; answered with accepted or declined and reasons.',
+  schema: z.strictObject({
+    reservationId: text(128),
+    jobId: text(128),
+    gpuUuids: z.array(z.string().min(1).max(128)).min(1).max(64),
+    cpuMillicores: z.int().min(0),
+    memoryBytes: bytes,
+    /** null: no image yet (a benchmark reservation). */
+    image: text(512).nullable(),
+    maxDurationMs: z.int().min(1),
+    subnet: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9-]{0,62}$/)
+      .nullable(),
+    asset: AssetSchema,
+    pricePerGpuHourMinor: MinorAmountSchema,
+    /** The reservation lapses at this instant unless the job starts. */
+    holdUntil: z.iso.datetime({ offset: false }),
+  }),
+});
+
+export const ReleaseOnEdge = defineCommand({
+  type: 'edge.release',
+  version: 1,
+  subject: 'cmd.edge.{edgeId}.release.v1',
+  stream: CORE_REQUEST_REPLY,
+  description: 'Release a reservation. Idempotent: releasing an unknown one succeeds.',
+  schema: z.strictObject({ reservationId: text(128), reason: z.string().max(256) }),
+});
+
+/** Why an edge declined: a code to branch on, a message for people, the request field at fault. */
+export const DeclineReasonSchema = z.strictObject({
+  code: z.enum([
+    'GPU_UNKNOWN',
+    'GPU_NOT_SHARED',
+    'GPU_BUSY',
+    'TOO_MANY_GPUS',
+    'CPU_UNAVAILABLE',
+    'MEMORY_UNAVAILABLE',
+    'IMAGE_NOT_ALLOWED',
+    'ASSET_NOT_ACCEPTED',
+    'PRICE_BELOW_FLOOR',
+    'SUBNET_NOT_JOINED',
+    'DURATION_TOO_LONG',
+    'OUTSIDE_AVAILABILITY',
+    'HOLD_EXPIRED',
+    'RESERVATION_CONFLICT',
+  ]),
+  message: z.string().max(512),
+  field: z.string().max(128).nullable(),
+});
+export type DeclineReason = z.infer<typeof DeclineReasonSchema>;
+
+export const ReservationReplySchema = z.discriminatedUnion('outcome', [
+  z.strictObject({ reservationId: text(128), outcome: z.literal('accepted'), reasons: z.array(z.never()) }),
+  z.strictObject({
+    reservationId: text(128),
+    outcome: z.literal('declined'),
+    reasons: z.array(DeclineReasonSchema).min(1).max(64),
+  }),
+]);
+export type ReservationReply = z.infer<typeof ReservationReplySchema>;
+
+export const ReleaseReplySchema = z.strictObject({ reservationId: text(128), released: z.boolean() });
+export type ReleaseReply = z.infer<typeof ReleaseReplySchema>;
+
+// ---------------------------------------------------------------------------------------------------
+// Discovery's provider aggregate
+// ---------------------------------------------------------------------------------------------------
+
+const providerId = { providerId: EdgeIdSchema };
+const at = z.iso.datetime({ offset: false });
+
+export const ProviderRegistered = defineEvent({
+  type: 'provider.registered',
+  version: 1,
+  subject: 'discovery.provider.registered.v1',
+  stream: DiscoveryStream.name,
+  description: 'A provider edge joined the network with a verified identity.',
+  schema: z.strictObject({
+    ...providerId,
+    publicKey: EdgeIdSchema,
+    name: text(64),
+    agentVersion: text(32),
+    at,
+    host: HostSchema,
+    inventory: InventorySchema,
+    policy: PolicySummarySchema,
+  }),
+});
+
+export const ProviderInventoryChanged = defineEvent({
+  type: 'provider.inventory-changed',
+  version: 1,
+  subject: 'discovery.provider.inventory-changed.v1',
+  stream: DiscoveryStream.name,
+  description: "A provider's hardware differs from what was known.",
+  schema: z.strictObject({ ...providerId, at, host: HostSchema, inventory: InventorySchema }),
+});
+
+export const ProviderPolicyChanged = defineEvent({
+  type: 'provider.policy-changed',
+  version: 1,
+  subject: 'discovery.provider.policy-changed.v1',
+  stream: DiscoveryStream.name,
+  description: 'A provider changed what it shares.',
+  schema: z.strictObject({ ...providerId, at, policy: PolicySummarySchema }),
+});
+
+export const ProviderReservationsChanged = defineEvent({
+  type: 'provider.reservations-changed',
+  version: 1,
+  subject: 'discovery.provider.reservations-changed.v1',
+  stream: DiscoveryStream.name,
+  description: "The GPUs a provider's edge holds for jobs changed.",
+  schema: z.strictObject({ ...providerId, at, reservations: z.array(EdgeReservationSchema).max(64) }),
+});
+
+export const ProviderOnline = defineEvent({
+  type: 'provider.online',
+  version: 1,
+  subject: 'discovery.provider.online.v1',
+  stream: DiscoveryStream.name,
+  description: 'A provider is heard from again (or for the first time).',
+  schema: z.strictObject({ ...providerId, at }),
+});
+
+export const ProviderOffline = defineEvent({
+  type: 'provider.offline',
+  version: 1,
+  subject: 'discovery.provider.offline.v1',
+  stream: DiscoveryStream.name,
+  description: 'A provider was silent for longer than the liveness window; its GPUs are not offered.',
+  schema: z.strictObject({
+    ...providerId,
+    at,
+    lastSeenAt: at.nullable(),
+    reason: z.enum(['heartbeat-timeout']),
+  }),
+});
+
+export const ProviderDeregistered = defineEvent({
+  type: 'provider.deregistered',
+  version: 1,
+  subject: 'discovery.provider.deregistered.v1',
+  stream: DiscoveryStream.name,
+  description: 'A provider left the network.',
+  schema: z.strictObject({ ...providerId, at, reason: z.string().max(256) }),
+});
+
+// ---------------------------------------------------------------------------------------------------
+// The candidate query (the scheduler's input)
+// ---------------------------------------------------------------------------------------------------
+
+export const CandidateGpuSchema = z.strictObject({
+  uuid: z.string(),
+  index: z.int(),
+  vendor: z.enum(['nvidia', 'amd']),
+  model: z.string(),
+  vramBytes: bytes,
+  computeCapability: ComputeCapabilityValueSchema.nullable(),
+  cudaVersion: z.string().nullable(),
+  rocmVersion: z.string().nullable(),
+  architecture: z.string().nullable(),
+  pciBusId: z.string().nullable(),
+  /** The provider's floor for this GPU per hour in `asset`; null: none. */
+  priceFloorMinor: MinorAmountSchema.nullable(),
+  /** Indices of GPUs on the same host reachable over NVLink/xGMI. */
+  directPeers: z.array(z.int()),
+});
+export type CandidateGpu = z.infer<typeof CandidateGpuSchema>;
+
+export const CandidateProviderSchema = z.strictObject({
+  providerId: EdgeIdSchema,
+  name: z.string(),
+  /** Declared, not detected, hardware: a simulated edge. */
+  simulated: z.boolean(),
+  cpuArchitecture: z.string(),
+  cpuMillicores: z.int().min(0),
+  memoryBytes: bytes,
+  location: PolicySummarySchema.shape.location,
+  subnets: z.array(z.string()),
+  maxGpusPerJob: z.int(),
+  maxJobDurationMs: z.int().nullable(),
+  asset: AssetSchema,
+  lastSeenAt: at.nullable(),
+  /** The provider's free, shared GPUs that meet the requirement, by index. */
+  gpus: z.array(CandidateGpuSchema).min(1),
+});
+export type CandidateProvider = z.infer<typeof CandidateProviderSchema>;
+
+export const FindCandidates = defineQuery({
+  name: 'discovery.candidates',
+  version: 1,
+  description:
+    'Online providers with free, shared GPUs that meet a normalized GPU requirement (ensemble spec), paged by provider.',
+  request: z.strictObject({
+    /** `resources.gpus` of a normalized allocation. */
+    gpu: GpuRequirementSchema,
+    /** Only providers that can give at least this many matching GPUs to one job. Default 1. */
+    minGpusPerProvider: z.int().min(1).max(64).default(1),
+    /** Only providers sharing at least this much CPU/memory. Default 0. */
+    minCpuMillicores: z.int().min(0).default(0),
+    minMemoryBytes: bytes.default(0),
+    cpuArchitecture: z.enum(['amd64', 'arm64']).nullable().default(null),
+    /** Only providers that joined this subnet. */
+    subnet: z.string().max(63).nullable().default(null),
+    /** Only providers whose image prefixes allow it. */
+    image: z.string().max(512).nullable().default(null),
+    /** Only providers that accept jobs this long. */
+    maxDurationMs: z.int().min(1).nullable().default(null),
+    /** Only GPUs whose floor is at most this per GPU-hour (providers pricing in another asset drop out). */
+    maxPrice: z
+      .strictObject({ asset: AssetSchema, perGpuHourMinor: MinorAmountSchema })
+      .nullable()
+      .default(null),
+    location: LocationSchema.nullable().default(null),
+    includeSimulated: z.boolean().default(true),
+    excludeProviders: z.array(EdgeIdSchema).max(1000).default([]),
+    /** Instant for availability windows; default: the server's now. */
+    at: at.nullable().default(null),
+    /** `nextCursor` of the previous page. */
+    cursor: z.string().max(128).nullable().default(null),
+    limit: z.int().min(1).max(1000).default(200),
+  }),
+  response: z.strictObject({
+    items: z.array(CandidateProviderSchema),
+    /** null: this was the last page. */
+    nextCursor: z.string().nullable(),
+  }),
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Lists
+// ---------------------------------------------------------------------------------------------------
+
+/** Every provider message, for registries. */
+export const providerCatalog = [
+  EdgeRegistered,
+  EdgeInventoryReported,
+  EdgePolicyReported,
+  EdgeReservationsReported,
+  EdgeDeregistered,
+  EdgeHeartbeat,
+  ReserveOnEdge,
+  ReleaseOnEdge,
+  ProviderRegistered,
+  ProviderInventoryChanged,
+  ProviderPolicyChanged,
+  ProviderReservationsChanged,
+  ProviderOnline,
+  ProviderOffline,
+  ProviderDeregistered,
+] as const;
+
+/** Every provider stream. */
+export const providerStreams: readonly StreamDefinition[] = [EdgeStream, EdgeLivenessStream, DiscoveryStream];
