@@ -35,6 +35,17 @@ else
   wait_port 5432 PostgreSQL
 fi
 
+# Real distributed training on CPU (Gloo) in the example jobs: Debian's torch for /usr/bin/python3.
+if /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then
+  echo "[services] /usr/bin/python3 has torch"
+else
+  echo "[services] installing python3-torch (Debian) for the CPU training examples"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -qq --no-install-recommends python3-torch >/dev/null 2>&1 || {
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends python3-torch >/dev/null
+  }
+fi
+
 if [ "$docker" = 1 ]; then
   bash "$root/deploy/images/ensure-docker.sh"
 fi

@@ -10,12 +10,19 @@ import { expectValid } from './helpers';
 /**
  * Runs docs/examples/09-cpu-gloo-ddp.yaml for real, the way a process runtime would: one process per
  * rank from the normalized spec's cmd and env, with the rendezvous environment gpunet sets, on
- * 127.0.0.1. Skipped where /usr/bin/python3 has no torch (`apt-get install python3-torch`).
+ * 127.0.0.1. Skipped where /usr/bin/python3 has no torch (`apt-get install python3-torch`), except
+ * under CI, where that fails.
  */
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const PYTHON = '/usr/bin/python3';
 const hasTorch =
   existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'import torch'], { timeout: 60_000 }).status === 0;
+// CI installs torch (scripts/ensure-services.sh): there, a missing torch is a failure, not a skip.
+const ci = (process.env['CI'] ?? '') !== '' && process.env['CI'] !== 'false' && process.env['CI'] !== '0';
+if (!hasTorch && ci)
+  throw new Error(
+    `${PYTHON} has no torch under CI: run scripts/ensure-services.sh (apt-get install python3-torch)`,
+  );
 
 const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
