@@ -113,7 +113,9 @@ export type Gpu = z.infer<typeof GpuSchema>;
 
 /** How two GPUs of one host are connected (`nvidia-smi topo -m`, `rocm-smi --showtopotype`). */
 export const GpuLinkSchema = z.strictObject({
-  /** GPU indices, `a < b`, of the same vendor. */
+  /** Both GPUs are this vendor's (indices are per vendor). */
+  vendor: z.enum(['nvidia', 'amd']),
+  /** GPU indices, `a < b`. */
   a: z.int().min(0).max(1023),
   b: z.int().min(0).max(1023),
   /** `nvlink` / `xgmi`: a direct GPU link; `pix` … `sys`: PCIe paths from near to far. */
@@ -225,6 +227,24 @@ export const EdgeReservationSchema = z.strictObject({
   expiresAt: z.iso.datetime({ offset: false }),
 });
 export type EdgeReservation = z.infer<typeof EdgeReservationSchema>;
+
+/** The upper-case words of a GPU name: `NVIDIA A100-SXM4-80GB` → `NVIDIA A100 SXM4 80GB`. */
+export const modelWords = (name: string): string =>
+  name
+    .toUpperCase()
+    .split(/[^A-Z0-9]+/)
+    .filter((w) => w !== '')
+    .join(' ');
+
+/**
+ * Whether `model` (a spec's or a price floor's model) names the GPU `reportedName`: its words appear
+ * as a sequence in the reported name's words, as the ensemble spec defines — `A100` and `A100 80GB`
+ * match `NVIDIA A100-SXM4-80GB`? `A100` does, `A100 80GB` does not (SXM4 sits between).
+ */
+export const modelMatches = (reportedName: string, model: string): boolean => {
+  const needle = modelWords(model);
+  return needle !== '' && ` ${modelWords(reportedName)} `.includes(` ${needle} `);
+};
 
 // ---------------------------------------------------------------------------------------------------
 // Signatures

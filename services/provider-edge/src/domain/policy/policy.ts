@@ -1,0 +1,321 @@
+import { type AvailabilityWindow, modelWords, toIssues, type ValidationIssue } from '@gpunet/contracts';
+import { KNOWN_ASSET_DECIMALS, parseDurationMs, parseMoney, parseSize } from '@gpunet/ensemble-spec';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+
+const Size = z.string().max(32);
+const Amount = z.string().max(40);
+const Day = z.enum(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun']);
+const Time = z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9]$/, 'must be HH:MM (24 h)');
+
+/** The provider policy file as the provider writes it (YAML, snake_case like ensemble specs). */
+export const PolicySourceSchema = z.strictObject({
+  version: z.literal(1, { error: 'must be 1' }),
+  /** A name for people (the dashboard, logs). */
+  name: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^[A-Za-z0-9][A-Za-z0-9 ._-]*$/, 'letters, digits, space . _ -'),
+  gpus: z.strictObject({
+    /** `all`, or the GPUs to share by index (`0`, or `nvidia:0` / `amd:0` on mixed hosts) or UUID. */
+    share: z.union([
+      z.literal('all'),
+      z
+        .array(z.union([z.int().min(0).max(1023), z.string().min(1).max(128)]))
+        .min(1)
+        .max(64),
+    ]),
+    max_per_job: z.int().min(1).max(64),
+  }),
+  cpu: z.strictObject({
+    /** Cores kept for the owner; jobs share the rest. Default 1. */
+    reserve_cores: z.number().min(0).max(4096).default(1),
+  }),
+  memory: z.strictObject({
+    /** Memory kept for the owner (`16GiB`). */
+    reserve: Size,
+  }),
+  images: z.strictObject({
+    /** Image prefixes jobs may use (`nvcr.io/nvidia/`); `"*"` allows any image. */
+    allow: z.array(z.string().min(1).max(256)).min(1).max(64),
+  }),
+  pricing: z.strictObject({
+    asset: z.string().regex(/^[A-Z][A-Z0-9]{1,15}$/, 'an asset code like USDC'),
+    /** Decimal places of the asset; default: known for USDC, USDT, NTX, …. */
+    decimals: z.int().min(0).max(18).optional(),
+    /** Floors per GPU-hour, first match wins: `{model: H100, per_gpu_hour: "2.50"}`. */
+    floors: z
+      .array(z.strictObject({ model: z.string().min(1).max(64), per_gpu_hour: Amount }))
+      .max(64)
+      .default([]),
+    /** Floor for models no entry names; absent: no floor for them. */
+    default_per_gpu_hour: Amount.optional(),
+  }),
+  subnets: z
+    .array(z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'lower-case letters, digits and -'))
+    .min(1)
+    .max(32),
+  availability: z
+    .strictObject({
+      /** IANA time zone of the windows (`Europe/Berlin`). Default UTC. */
+      time_zone: z.string().min(1).max(64).default('UTC'),
+      windows: z
+        .array(
+          z.strictObject({
+            days: z.array(Day).min(1).max(7),
+            from: Time,
+            /** `24:00` = end of day; earlier than `from` = crosses midnight. */
+            to: z.union([Time, z.literal('24:00')]),
+          }),
+        )
+        .min(1)
+        .max(32),
+    })
+    .optional(),
+  jobs: z
+    .strictObject({
+      /** Longest job accepted (`24h`); absent: no limit. */
+      max_duration: z.string().max(32).optional(),
+    })
+    .default({}),
+  location: z
+    .strictObject({
+      continent: z.enum(['AF', 'AN', 'AS', 'EU', 'NA', 'OC', 'SA']).optional(),
+      country: z
+        .string()
+        .regex(/^[A-Z]{2}$/, 'ISO 3166-1 alpha-2, upper case')
+        .optional(),
+      city: z.string().min(1).max(128).optional(),
+    })
+    .default({}),
+});
+export type PolicySource = z.infer<typeof PolicySourceSchema>;
+
+/** A GPU the policy shares, as written. */
+export type ShareSelector =
+  | {
+      readonly by: 'index';
+      readonly vendor: 'nvidia' | 'amd' | null;
+      readonly index: number;
+      readonly path: string;
+    }
+  | { readonly by: 'uuid'; readonly uuid: string; readonly path: string };
+
+export interface PriceFloor {
+  readonly model: string;
+  readonly perGpuHourMinor: bigint;
+}
+
+/** A validated policy, every quantity in base units. */
+export interface Policy {
+  readonly name: string;
+  readonly share: 'all' | readonly ShareSelector[];
+  readonly maxGpusPerJob: number;
+  readonly reserveCpuMillicores: number;
+  readonly reserveMemoryBytes: number;
+  readonly images: readonly string[];
+  readonly pricing: {
+    readonly asset: string;
+    readonly decimals: number;
+    readonly floors: readonly PriceFloor[];
+    readonly defaultMinor: bigint | null;
+  };
+  readonly subnets: readonly string[];
+  readonly availability: {
+    readonly timeZone: string;
+    readonly windows: readonly AvailabilityWindow[];
+  } | null;
+  readonly maxJobDurationMs: number | null;
+  readonly location: {
+    readonly continent: 'AF' | 'AN' | 'AS' | 'EU' | 'NA' | 'OC' | 'SA' | null;
+    readonly country: string | null;
+    readonly city: string | null;
+  };
+}
+
+export type PolicyResult =
+  | { readonly ok: true; readonly policy: Policy }
+  | { readonly ok: false; readonly issues: readonly ValidationIssue[] };
+
+const validTimeZone = (zone: string): boolean => {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Parses and validates a policy file. Every problem is reported at once with its field path
+ * (`pricing.floors[1].per_gpu_hour: …`); nothing throws.
+ */
+export const parsePolicy = (text: string): PolicyResult => {
+  let raw: unknown;
+  try {
+    raw = parseYaml(text, { maxAliasCount: 100, logLevel: 'error' });
+  } catch (e) {
+    return {
+      ok: false,
+      issues: [{ path: '', message: `not YAML: ${e instanceof Error ? e.message : String(e)}` }],
+    };
+  }
+  if (raw === null || raw === undefined)
+    return { ok: false, issues: [{ path: '', message: 'the policy file is empty' }] };
+  const parsed = PolicySourceSchema.safeParse(raw);
+  if (!parsed.success) return { ok: false, issues: toIssues(parsed.error) };
+  return resolvePolicy(parsed.data);
+};
+
+const resolvePolicy = (src: PolicySource): PolicyResult => {
+  const issues: ValidationIssue[] = [];
+  const memory = parseSize(src.memory.reserve);
+  if (!memory.ok) issues.push({ path: 'memory.reserve', message: memory.reason });
+  const decimals = src.pricing.decimals ?? KNOWN_ASSET_DECIMALS[src.pricing.asset];
+  if (decimals === undefined)
+    issues.push({ path: 'pricing.decimals', message: `say how many decimals ${src.pricing.asset} has` });
+  const money = (text: string, path: string): bigint | null => {
+    if (decimals === undefined) return null;
+    const r = parseMoney(text, decimals);
+    if (!r.ok) {
+      issues.push({ path, message: r.reason });
+      return null;
+    }
+    return r.value;
+  };
+  const floors: PriceFloor[] = [];
+  src.pricing.floors.forEach((f, i) => {
+    const minor = money(f.per_gpu_hour, `pricing.floors[${i}].per_gpu_hour`);
+    if (modelWords(f.model) === '')
+      issues.push({ path: `pricing.floors[${i}].model`, message: 'names no model' });
+    if (minor !== null) floors.push({ model: modelWords(f.model), perGpuHourMinor: minor });
+  });
+  const defaultMinor =
+    src.pricing.default_per_gpu_hour === undefined
+      ? null
+      : money(src.pricing.default_per_gpu_hour, 'pricing.default_per_gpu_hour');
+  let maxJobDurationMs: number | null = null;
+  if (src.jobs.max_duration !== undefined) {
+    const d = parseDurationMs(src.jobs.max_duration);
+    if (!d.ok) issues.push({ path: 'jobs.max_duration', message: d.reason });
+    else if (d.value < 1) issues.push({ path: 'jobs.max_duration', message: 'must be positive' });
+    else maxJobDurationMs = d.value;
+  }
+  if (src.availability && !validTimeZone(src.availability.time_zone))
+    issues.push({
+      path: 'availability.time_zone',
+      message: `unknown time zone ${src.availability.time_zone}`,
+    });
+  src.availability?.windows.forEach((w, i) => {
+    if (w.from === w.to)
+      issues.push({ path: `availability.windows[${i}]`, message: 'from and to are equal: an empty window' });
+    if (new Set(w.days).size !== w.days.length)
+      issues.push({ path: `availability.windows[${i}].days`, message: 'a day is listed twice' });
+  });
+  const share: 'all' | ShareSelector[] =
+    src.gpus.share === 'all'
+      ? 'all'
+      : src.gpus.share.flatMap((s, i): ShareSelector[] => {
+          const path = `gpus.share[${i}]`;
+          if (typeof s === 'number') return [{ by: 'index', vendor: null, index: s, path }];
+          const vendorIndex = /^(nvidia|amd):([0-9]{1,4})$/.exec(s);
+          if (vendorIndex)
+            return [
+              {
+                by: 'index',
+                vendor: vendorIndex[1] as 'nvidia' | 'amd',
+                index: Number(vendorIndex[2]),
+                path,
+              },
+            ];
+          if (/^[0-9]+$/.test(s)) return [{ by: 'index', vendor: null, index: Number(s), path }];
+          if (!/^[A-Za-z0-9][A-Za-z0-9:._-]{0,127}$/.test(s)) {
+            issues.push({ path, message: 'a GPU index, vendor:index (nvidia:0) or a GPU UUID' });
+            return [];
+          }
+          return [{ by: 'uuid', uuid: s, path }];
+        });
+  const images = src.images.allow;
+  images.forEach((p, i) => {
+    if (p !== '*' && /[\s*]/.test(p))
+      issues.push({ path: `images.allow[${i}]`, message: 'an image prefix (nvcr.io/nvidia/) or "*" alone' });
+  });
+  if (issues.length > 0) return { ok: false, issues };
+  return {
+    ok: true,
+    policy: {
+      name: src.name,
+      share,
+      maxGpusPerJob: src.gpus.max_per_job,
+      reserveCpuMillicores: Math.round(src.cpu.reserve_cores * 1000),
+      reserveMemoryBytes: memory.ok ? memory.value : 0,
+      images,
+      pricing: { asset: src.pricing.asset, decimals: decimals!, floors, defaultMinor },
+      subnets: [...new Set(src.subnets)].sort(),
+      availability: src.availability
+        ? { timeZone: src.availability.time_zone, windows: src.availability.windows }
+        : null,
+      maxJobDurationMs,
+      location: {
+        continent: src.location.continent ?? null,
+        country: src.location.country ?? null,
+        city: src.location.city ?? null,
+      },
+    },
+  };
+};
+
+/** The template `gpunet edge init` writes: every field, commented. */
+export const POLICY_TEMPLATE = `# gpunet provider policy — what this machine shares. See docs/provider-guide.md.
+# The edge validates this file at start (errors name the field) and re-checks it on every reservation.
+version: 1
+name: my-gpu-host
+
+gpus:
+  # "all", or a list of GPU indices (0), vendor:index (nvidia:0, amd:1) or UUIDs (GPU-…)
+  share: all
+  # the most GPUs one job may get from this host
+  max_per_job: 8
+
+cpu:
+  # cores kept for you; jobs share the rest
+  reserve_cores: 2
+
+memory:
+  # memory kept for you
+  reserve: 8GiB
+
+images:
+  # image prefixes jobs may run; "*" allows any image
+  allow:
+    - nvcr.io/nvidia/
+    - docker.io/pytorch/
+
+pricing:
+  asset: USDC
+  # floors per GPU-hour; the first entry whose model words appear in the GPU's name wins
+  floors:
+    - { model: H100, per_gpu_hour: "2.00" }
+    - { model: A100, per_gpu_hour: "1.00" }
+  # floor for other models (omit: no floor)
+  default_per_gpu_hour: "0.30"
+
+# subnets this host joins
+subnets: [public]
+
+# when jobs may run (omit: always)
+# availability:
+#   time_zone: Europe/Berlin
+#   windows:
+#     - { days: [mon, tue, wed, thu, fri], from: "19:00", to: "07:00" }
+#     - { days: [sat, sun], from: "00:00", to: "24:00" }
+
+jobs:
+  # the longest job accepted (omit: no limit)
+  max_duration: 24h
+
+location:
+  continent: EU
+  country: DE
+`;
