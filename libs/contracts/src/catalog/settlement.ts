@@ -78,6 +78,22 @@ export const SubnetParametersSchema = z.strictObject({
   membership: SubnetMembershipSchema,
 });
 
+/**
+ * The terms a funded job is billed under: its subnet's parameters at the version it was funded
+ * under, narrowed to the GPU classes it may run on, and the platform's fee at that time.
+ */
+export const JobTermsSchema = z.strictObject({
+  pricing: SubnetPricingSchema,
+  maxPricePerGpuHour: MinorUnitsSchema,
+  billingIncrementSeconds: z.int().min(1),
+  minimumChargeSeconds: z.int().min(0),
+  subnetFeeBps: Bps,
+  platformFeeBps: Bps,
+  /** `escrow.low` is raised when the unaccrued escrow falls below this share of it. */
+  lowEscrowBps: Bps,
+  slashing: z.partialRecord(FaultKindSchema, Bps),
+});
+
 // ---------------------------------------------------------------------------------------------
 // Requests through the gateway (events on the gateway's stream)
 
@@ -181,6 +197,7 @@ export const JobFunded = defineEvent({
     maxCharge: MinorUnitsSchema,
     subnetFee: MinorUnitsSchema,
     platformFee: MinorUnitsSchema,
+    terms: JobTermsSchema,
     fundedAt: Timestamp,
   }),
 });
