@@ -1,0 +1,189 @@
+import { foldEvents, type PayloadOf, type JobFailed } from '@gpunet/contracts';
+import { expect } from 'vitest';
+import { escrowOf, payableOf, platformFeesOf, treasuryOf } from '../../src/domain/accounts';
+import { type JobSettlementEvent, jobSettlementDecider } from '../../src/domain/job/job-settlement.decider';
+import { jobTransfers } from '../../src/domain/job/job-settlement.effects';
+import { figuresFor } from '../../src/domain/job/pricing';
+import { Ledger, type RecordedTransfer } from '../../src/domain/ledger/ledger';
+import { ledgerHash } from '../../src/domain/ledger/ledger-hash';
+import type { Transfer } from '../../src/domain/ledger/transfer';
+import { minor } from '../../src/domain/money';
+import { totalsOf } from '../../src/domain/reconciliation';
+import { type SubnetEvent, subnetDecider } from '../../src/domain/subnet/subnet.decider';
+import { subnetTransfers } from '../../src/domain/subnet/subnet.effects';
+import { depositDecider, depositTransfers, type DepositEvent } from '../../src/domain/wallet/deposit.decider';
+import {
+  withdrawalDecider,
+  type WithdrawalEvent,
+  withdrawalTransfers,
+} from '../../src/domain/wallet/withdrawal.decider';
+import type { MemoryStore } from './memory-store';
+
+/** Invariants 1, 2 and 5: every asset sums to zero, no forbidden negative balance, holds resolve once. */
+export const checkLedger = (ledger: Ledger): void => {
+  const accounts = ledger.accounts();
+  for (const asset of new Set(accounts.map((a) => a.asset))) {
+    const totals = totalsOf(asset, accounts);
+    expect(totals.posted, `${asset}: Σ posted`).toBe(0n);
+    expect(totals.pending, `${asset}: Σ pending`).toBe(0n);
+  }
+  for (const a of accounts) {
+    for (const v of [a.debitsPending, a.debitsPosted, a.creditsPending, a.creditsPosted])
+      expect(v >= 0n).toBe(true);
+    if (a.flags.debitsMustNotExceedCredits)
+      expect(a.debitsPending + a.debitsPosted <= a.creditsPosted, `${a.id} overdrawn`).toBe(true);
+    if (a.flags.creditsMustNotExceedDebits)
+      expect(a.creditsPending + a.creditsPosted <= a.debitsPosted, `${a.id} credits > debits`).toBe(true);
+  }
+  const resolutions = new Map<string, RecordedTransfer[]>();
+  const transfers = ledger.transfers();
+  const byId = new Map(transfers.map((t) => [t.id, t]));
+  for (const t of transfers) {
+    if (t.pendingId === null) continue;
+    resolutions.set(t.pendingId, [...(resolutions.get(t.pendingId) ?? []), t]);
+    const pending = byId.get(t.pendingId)!;
+    expect(pending.kind).toBe('pending');
+    expect(t.amount <= pending.amount).toBe(true);
+  }
+  for (const [pendingId, list] of resolutions) expect(list.length, `${pendingId} resolved`).toBe(1);
+};
+
+const jobIds = (store: MemoryStore): string[] =>
+  [...store.streams.keys()].filter((id) => id.startsWith('job-')).map((id) => id.slice(4));
+
+const sumOf = (transfers: readonly Transfer[], where: (t: Transfer) => boolean): bigint =>
+  transfers.filter(where).reduce((s, t) => s + t.amount, 0n);
+
+/**
+ * Invariants 3, 6 and 7 per job, from the ledger alone: funded = paid + fees + refunded + pending
+ * (+ what is still unaccrued in escrow); after settlement nothing is pending and the escrow is
+ * empty; a provider at fault is paid for nothing past its billable GPU-seconds; and however the
+ * usage was split into reports, each leg adds up to exactly the price of the total.
+ */
+export const checkJobs = (
+  store: MemoryStore,
+  failures: ReadonlyMap<string, PayloadOf<typeof JobFailed>> = new Map(),
+): void => {
+  const transfers = store.ledger.transfers();
+  for (const jobId of jobIds(store)) {
+    const events = store.streams.get(`job-${jobId}`)!.map((e) => e as JobSettlementEvent);
+    const state = foldEvents(jobSettlementDecider, events);
+    if (state.status === 'unknown' || state.status === 'rejected') {
+      expect(
+        transfers.some((t) => t.jobId === jobId),
+        `${jobId} moved money`,
+      ).toBe(false);
+      continue;
+    }
+    const escrow = escrowOf(state.asset, jobId);
+    const own = transfers.filter((t) => t.jobId === jobId && t.debitAccountId === escrow);
+    const funded = sumOf(transfers, (t) => t.code === 'escrow-fund' && t.jobId === jobId);
+    expect(funded).toBe(state.funded);
+    const posted = (code: Transfer['code']) =>
+      sumOf(own, (t) => t.code === code && (t.kind === 'post-pending' || t.kind === 'posted'));
+    const paid = posted('usage-charge');
+    const fees = posted('fee-subnet') + posted('fee-platform');
+    const refunded = posted('refund');
+    const resolvedIds = new Set(own.filter((t) => t.pendingId !== null).map((t) => t.pendingId));
+    const pending = sumOf(own, (t) => t.kind === 'pending' && !resolvedIds.has(t.id));
+    const balances = store.ledger.balances(escrow);
+    const unaccrued = balances.creditsPosted - balances.debitsPosted - balances.debitsPending;
+    expect(unaccrued >= 0n).toBe(true);
+    expect(funded).toBe(paid + fees + refunded + pending + unaccrued);
+
+    if (state.status !== 'settled') continue;
+    const settled = state.settlement!;
+    expect(pending, `${jobId} pending after settlement`).toBe(0n);
+    expect(balances.creditsPosted - balances.debitsPosted, `${jobId} escrow after settlement`).toBe(0n);
+    expect(balances.debitsPending).toBe(0n);
+    expect(minor(settled.paidToProviders)).toBe(paid);
+    expect(minor(settled.subnetFees) + minor(settled.platformFees)).toBe(fees);
+    expect(minor(settled.refunded)).toBe(refunded);
+
+    const failure = failures.get(jobId);
+    for (const p of settled.providers) {
+      const position = state.providers.get(p.providerId)!;
+      const toProvider = sumOf(
+        own,
+        (t) => t.creditAccountId === payableOf(state.asset, p.providerId) && t.kind === 'post-pending',
+      );
+      const toSubnet = sumOf(
+        own,
+        (t) =>
+          t.code === 'fee-subnet' && t.kind === 'post-pending' && t.pendingId!.includes(`:${p.providerId}:`),
+      );
+      // Rounding: the pieces add up to exactly the price of the total billed time.
+      const exact = figuresFor(BigInt(p.gpuSecondsBilled), position.price, state.terms);
+      expect(toProvider).toBe(exact.charge);
+      expect(minor(p.paid)).toBe(exact.charge);
+      expect(toSubnet).toBe(exact.subnetFee);
+      expect(minor(p.platformFee)).toBe(exact.platformFee);
+      // Accrued pieces add up to the price of the accrued billed time too.
+      const accrued = sumOf(
+        own,
+        (t) =>
+          t.kind === 'pending' &&
+          t.code === 'usage-charge' &&
+          t.creditAccountId === payableOf(state.asset, p.providerId),
+      );
+      expect(accrued).toBe(figuresFor(position.billed, position.price, state.terms).charge);
+      // Nothing paid past a fault.
+      const fault = failure?.faults.find((f) => f.providerId === p.providerId);
+      if (fault) {
+        expect(
+          p.gpuSecondsBilled <= fault.billableGpuSeconds,
+          `${jobId}/${p.providerId} billed past its fault`,
+        ).toBe(true);
+        expect(
+          toProvider <= figuresFor(BigInt(fault.billableGpuSeconds), position.price, state.terms).charge,
+        ).toBe(true);
+      }
+    }
+    expect(treasuryOf(state.asset, state.subnetId)).toBeTruthy();
+    expect(platformFeesOf(state.asset)).toBeTruthy();
+  }
+};
+
+/** Invariant 9: a slash never exceeds the stake it takes from. */
+export const checkSlashes = (store: MemoryStore): void => {
+  for (const [streamId, events] of store.streams) {
+    if (!streamId.startsWith('subnet-')) continue;
+    for (const e of events as unknown as SubnetEvent[]) {
+      if (e.type !== 'subnet.provider-slashed') continue;
+      expect(minor(e.data.amount) <= minor(e.data.stakeBefore)).toBe(true);
+      expect(minor(e.data.amount) > 0n).toBe(true);
+    }
+  }
+};
+
+/**
+ * Rebuilds the ledger from settlement's own event log (streams replayed in the order they were
+ * appended), as a projection rebuild would: every transfer derives from an event.
+ */
+export const replayLedger = (store: MemoryStore): Ledger => {
+  const ledger = Ledger.empty();
+  const states = new Map<string, unknown>();
+  for (const { streamId, event } of store.log) {
+    const kind = streamId.split('-')[0]!;
+    const [decider, effects] = REPLAYERS[kind] ?? [undefined, undefined];
+    if (!decider || !effects) continue;
+    const before = states.get(streamId) ?? decider.initialState;
+    ledger.apply(effects(before, event as never));
+    states.set(streamId, decider.evolve(before, event as never));
+  }
+  return ledger;
+};
+
+type Replayer = [
+  { initialState: unknown; evolve: (s: unknown, e: never) => unknown },
+  (s: unknown, e: never) => Transfer[],
+];
+const REPLAYERS: Record<string, Replayer> = {
+  job: [jobSettlementDecider as never, jobTransfers as never],
+  subnet: [subnetDecider as never, subnetTransfers as never],
+  deposit: [depositDecider as never, depositTransfers as never],
+  withdrawal: [withdrawalDecider as never, withdrawalTransfers as never],
+};
+export type { DepositEvent, WithdrawalEvent };
+
+export const hashOf = (ledger: Ledger): string => ledgerHash(ledger.accounts(), ledger.transfers());
