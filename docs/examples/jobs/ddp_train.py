@@ -2,7 +2,8 @@
 """A tiny DistributedDataParallel job that CI runs for real (docs/examples/09-cpu-gloo-ddp.yaml).
 
 Each rank joins the process group by env:// rendezvous from the variables gpunet (or torchrun) sets:
-RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (and LOCAL_RANK for the GPU). It trains a small linear
+RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (and LOCAL_RANK for the GPU). GPUNET_RENDEZVOUS_TIMEOUT_S
+bounds the rendezvous (default 300 s). It trains a small linear
 regression on a fixed synthetic dataset, sharded by rank, and prints one JSON line per step:
 
     {"event": "step", "rank": 0, "world_size": 2, "step": 3, "loss": 0.91, "backend": "gloo"}
@@ -15,6 +16,7 @@ Works with torch 1.13 (Debian's python3-torch) and newer.
 """
 
 import argparse
+import datetime
 import json
 import os
 import sys
@@ -50,7 +52,9 @@ def main():
     device = torch.device("cuda", local_rank % max(1, torch.cuda.device_count())) if use_cuda else torch.device("cpu")
     if use_cuda:
         torch.cuda.set_device(device)
-    dist.init_process_group(backend=backend, init_method="env://", rank=rank, world_size=world_size)
+    # Bounded rendezvous: a rank whose peers never come fails instead of waiting the default 30 min.
+    timeout = datetime.timedelta(seconds=int(os.environ.get("GPUNET_RENDEZVOUS_TIMEOUT_S", "300")))
+    dist.init_process_group(backend=backend, init_method="env://", rank=rank, world_size=world_size, timeout=timeout)
 
     # Same synthetic problem on every rank (fixed seed): y = X·w + b + noise.
     gen = torch.Generator().manual_seed(args.seed)

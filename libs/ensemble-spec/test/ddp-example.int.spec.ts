@@ -48,42 +48,58 @@ describe.skipIf(!hasTorch)('09-cpu-gloo-ddp.yaml', () => {
       parseEnsembleSpec(readFileSync(join(ROOT, 'docs/examples/09-cpu-gloo-ddp.yaml'), 'utf8')),
     );
     const a = spec.allocations[0]!;
-    const port = await freePort(); // the spec's rendezvous_port may be busy on a shared CI host
     const [command, ...args] = a.execution.cmd as [string, ...string[]];
-    const ranks = await Promise.all(
-      Array.from(
-        { length: a.ranks },
-        (_, rank) =>
-          new Promise<Rank>((resolve) => {
-            const child = spawn(command, args, {
-              cwd: ROOT,
-              env: {
-                ...a.execution.env,
-                PATH: process.env.PATH ?? '/usr/bin:/bin',
-                RANK: String(rank),
-                LOCAL_RANK: String(rank),
-                WORLD_SIZE: String(a.ranks),
-                MASTER_ADDR: '127.0.0.1',
-                MASTER_PORT: String(port),
-              },
-            });
-            let out = '';
-            let err = '';
-            child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-            child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-            child.on('close', (code) =>
-              resolve({
-                code,
-                stderr: err,
-                lines: out
-                  .split('\n')
-                  .filter(Boolean)
-                  .map((l) => JSON.parse(l) as Record<string, unknown>),
-              }),
-            );
-          }),
-      ),
-    );
+    const run = (port: number) =>
+      Promise.all(
+        Array.from(
+          { length: a.ranks },
+          (_, rank) =>
+            new Promise<Rank>((resolve) => {
+              const child = spawn(command, args, {
+                cwd: ROOT,
+                // Never outlive the test: a rank stuck in rendezvous is killed, and the test fails on it.
+                timeout: 100_000,
+                env: {
+                  ...a.execution.env,
+                  PATH: process.env.PATH ?? '/usr/bin:/bin',
+                  RANK: String(rank),
+                  LOCAL_RANK: String(rank),
+                  WORLD_SIZE: String(a.ranks),
+                  MASTER_ADDR: '127.0.0.1',
+                  MASTER_PORT: String(port),
+                  // Loopback only: Gloo otherwise picks the address the hostname resolves to, which
+                  // on a host with bridges (docker0) need not be reachable.
+                  GLOO_SOCKET_IFNAME: 'lo',
+                  GPUNET_RENDEZVOUS_TIMEOUT_S: '60',
+                },
+              });
+              let out = '';
+              let err = '';
+              child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+              child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+              child.on('close', (code) =>
+                resolve({
+                  code,
+                  stderr: err,
+                  lines: out
+                    .split('\n')
+                    .filter(Boolean)
+                    .map((l) => JSON.parse(l) as Record<string, unknown>),
+                }),
+              );
+            }),
+        ),
+      );
+    // The spec's rendezvous_port may be busy on a shared CI host, and a free port can be taken again
+    // before rank 0 binds it: pick another and retry when that is what happened.
+    let ranks = await run(await freePort());
+    for (
+      let attempt = 1;
+      attempt < 3 && ranks.some((r) => /address already in use/i.test(r.stderr));
+      attempt++
+    ) {
+      ranks = await run(await freePort());
+    }
     for (const [rank, r] of ranks.entries()) {
       expect(r.code, r.stderr).toBe(0);
       const steps = r.lines.filter((l) => l.event === 'step');

@@ -118,3 +118,32 @@ describe('CommandHandler', () => {
     expect(await store.currentVersion('counter-u')).toBe(0);
   });
 });
+
+describe('group commit', () => {
+  it('concurrent appends to one stream at one version in the same batch: one wins, the others conflict, other streams unaffected', async () => {
+    const results = await Promise.allSettled([
+      ...Array.from({ length: 5 }, () =>
+        store.append('counter-g', [event(1)], { expectedVersion: 'no_stream' }),
+      ),
+      ...Array.from({ length: 5 }, (_, i) =>
+        store.append(`counter-g${i}`, [event(1)], { expectedVersion: 'no_stream' }),
+      ),
+    ]);
+    const same = results.slice(0, 5);
+    expect(same.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    for (const r of same.filter((r): r is PromiseRejectedResult => r.status === 'rejected')) {
+      expect(r.reason).toBeInstanceOf(ConcurrencyError);
+    }
+    expect(results.slice(5).every((r) => r.status === 'fulfilled')).toBe(true);
+    expect(await store.currentVersion('counter-g')).toBe(1);
+  });
+
+  it('a multi-event append is all or nothing', async () => {
+    await store.append('counter-m', [event(1)], { expectedVersion: 'no_stream' });
+    await expect(
+      store.append('counter-m', [event(2), event(3)], { expectedVersion: 0 }),
+    ).rejects.toBeInstanceOf(ConcurrencyError);
+    await store.append('counter-m', [event(2), event(3)], { expectedVersion: 1 });
+    expect((await store.readStream('counter-m')).map((e) => e.streamVersion)).toEqual([1, 2, 3]);
+  });
+});

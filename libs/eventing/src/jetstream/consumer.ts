@@ -93,6 +93,10 @@ const CONSUMER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
  * succeed (undecodable message, contract violation, `PermanentHandlerError`), the message goes to
  * the dead-letter stream with the reason, is terminated, counted, and the consumer moves on.
  *
+ * A handler may run more than once for a message (its batch fell back to one-by-one, or the process
+ * died before the ack): what it writes in the transaction is applied exactly once; side effects
+ * outside it must be idempotent.
+ *
  * Order: messages are applied in stream order. A message that is retried is applied later than the
  * ones behind it — except those of the same aggregate stream in the same batch, which are held back
  * with it — so handlers must tolerate it, which `streamVersion` lets them detect.
@@ -416,7 +420,8 @@ export class DurableConsumer {
       msg.nak(backoffDelay(msg.info.deliveryCount, this.options.backoff));
       return;
     }
-    msg.term(code);
+    // No reason text: servers before 2.10.4 do not parse `+TERM <reason>`; the dead letter has it.
+    msg.term();
     this.options.metrics?.deadLettered.inc({ consumer: this.options.name, code });
     this.options.onError?.(
       error,

@@ -1,6 +1,13 @@
 import type { Envelope, MessageRegistry } from '@gpunet/contracts';
 import { ConcurrencyError, type ExpectedVersion } from '../errors';
 import { currentTraceRecord, type TraceRecord } from '../tracing';
+import {
+  type AppendBatcherOptions,
+  AppendBatcher,
+  type AppendOutcome,
+  type PreparedAppend,
+  runAppendBatch,
+} from './append-batch';
 import type { Database, Tx } from './database';
 
 /** An event to append: an envelope without its stream position, which the store assigns. */
@@ -40,8 +47,6 @@ interface EventRow {
   occurred_at: Date;
 }
 
-const PG_UNIQUE_VIOLATION = '23505';
-
 /**
  * The service's event store in Postgres (ADR 0001). Appends check the expected version and write
  * the events and their outbox rows in one transaction; the primary key `(stream_id, stream_version)`
@@ -53,22 +58,29 @@ export class PostgresEventStore {
     private readonly registry: MessageRegistry,
     /** NATS namespace prefix for outbox subjects (tests: unique per suite; production: empty). */
     private readonly subjectPrefix = '',
+    batching: AppendBatcherOptions = {},
   ) {
     this.notifier = new OutboxNotifier(db, `${db.schema}_outbox`);
-    this.autocommit = {
+    // Single statements outside a transaction: each commits when it returns.
+    const autocommit: Tx = {
       schema: db.schema,
       manager: db.dataSource.manager,
       query: (sql, params) => db.query(sql, params),
       execute: (sql, params) => db.execute(sql, params),
       onCommit: (fn) => fn(),
     };
+    this.batcher = new AppendBatcher(
+      (appends) => runAppendBatch(autocommit, appends),
+      () => this.notifier.kick(),
+      batching,
+    );
   }
 
   /** Wakes the outbox relay after commits; see `OutboxNotifier`. */
   readonly notifier: OutboxNotifier;
 
-  /** Single statements outside a transaction: each commits when it returns. */
-  private readonly autocommit: Tx;
+  /** Group commit of appends outside a caller's transaction. */
+  private readonly batcher: AppendBatcher;
 
   /** The NOTIFY channel the outbox relay listens on. */
   get channel(): string {
@@ -85,13 +97,13 @@ export class PostgresEventStore {
     events: readonly NewEvent[],
     options: { expectedVersion: ExpectedVersion; tx?: Tx },
   ): Promise<AppendResult> {
-    // The append is one statement, hence atomic on its own: outside a caller's transaction it runs
-    // in autocommit, one round trip.
-    return this.appendIn(options.tx ?? this.autocommit, streamId, events, options.expectedVersion);
+    // Outside a caller's transaction, appends are group-committed (AppendBatcher): one statement,
+    // atomic on its own, in autocommit, shared with the appends that arrive meanwhile.
+    return this.appendIn(options.tx, streamId, events, options.expectedVersion);
   }
 
   private async appendIn(
-    tx: Tx,
+    tx: Tx | undefined,
     streamId: string,
     events: readonly NewEvent[],
     expected: ExpectedVersion,
@@ -111,39 +123,30 @@ export class PostgresEventStore {
         subject: def.subject(e.subjectParams as never, this.subjectPrefix),
       };
     });
-    const trace = currentTraceRecord();
-    let rows: { out_current: number; out_position: string | null; out_version: number | null }[];
-    try {
-      // append_events (migration 0002): read the version, insert if it is the expected one, outbox rows.
-      rows = await tx.query<{ out_current: number; out_position: string | null; out_version: number | null }>(
-        `SELECT * FROM "${tx.schema}".append_events($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-        [
-          streamId,
-          mustBe,
-          validated.map((v) => v.event.eventId),
-          validated.map((v) => v.event.type),
-          validated.map((v) => v.event.version),
-          validated.map((v) => JSON.stringify(v.data)),
-          validated.map((v) => v.event.correlationId),
-          validated.map((v) => v.event.causationId),
-          trace ? JSON.stringify(trace) : null,
-          validated.map((v) => v.event.occurredAt),
-          validated.map((v) => v.subject),
-        ],
-      );
-    } catch (error) {
-      if (pgCode(error) === PG_UNIQUE_VIOLATION) {
-        // Someone appended between our read of the version and our insert.
-        throw new ConcurrencyError(streamId, expected, await this.currentVersion(streamId));
-      }
-      throw error;
+    const prepared: PreparedAppend = {
+      streamId,
+      expected: mustBe,
+      trace: currentTraceRecord(),
+      events: validated.map(({ event, data, subject }) => ({
+        eventId: event.eventId,
+        type: event.type,
+        version: event.version,
+        dataJson: JSON.stringify(data),
+        correlationId: event.correlationId,
+        causationId: event.causationId,
+        occurredAt: event.occurredAt,
+        subject,
+      })),
+    };
+    let outcome: AppendOutcome;
+    if (tx) {
+      [outcome] = (await runAppendBatch(tx, [prepared])) as [AppendOutcome];
+      if (outcome.ok) tx.onCommit(() => this.notifier.kick());
+    } else {
+      outcome = await this.batcher.submit(prepared);
     }
-    rows.sort((a, b) => (a.out_version ?? 0) - (b.out_version ?? 0));
-    const current = Number(rows[0]?.out_current ?? 0);
-    if (rows.length !== events.length || rows.some((r) => r.out_position === null)) {
-      throw new ConcurrencyError(streamId, expected, current);
-    }
-    tx.onCommit(() => this.notifier.kick());
+    if (!outcome.ok) throw new ConcurrencyError(streamId, expected, outcome.current);
+    const { current, positions, versions } = outcome;
     return {
       nextExpectedVersion: current + events.length,
       events: validated.map(({ event, data }, i) => ({
@@ -151,12 +154,12 @@ export class PostgresEventStore {
         type: event.type,
         version: event.version,
         streamId,
-        streamVersion: rows[i]!.out_version!,
+        streamVersion: versions[i]!,
         occurredAt: event.occurredAt,
         correlationId: event.correlationId,
         causationId: event.causationId,
         data,
-        globalPosition: Number(rows[i]!.out_position),
+        globalPosition: positions[i]!,
       })),
     };
   }
@@ -211,9 +214,6 @@ export class PostgresEventStore {
     return { ...envelope, globalPosition: Number(r.global_position) };
   }
 }
-
-const pgCode = (error: unknown): string | undefined =>
-  (error as { code?: string }).code ?? (error as { driverError?: { code?: string } }).driverError?.code;
 
 /** A message for the outbox: a validated envelope and the subject it goes out on. */
 export interface OutboxMessage {

@@ -7,11 +7,13 @@ const schemaOf = (runner: QueryRunner): string => {
 };
 
 /**
- * `append_events`: the append as a server-side function. The same work as one CTE statement, but
- * PL/pgSQL caches its plans per connection; planning the CTE on every call cost more than running
- * it (measured: ~2.5k → ~5k+ appends/s at 16 writers). Returns one row per appended event with the
- * version the stream had before; when the stream is not at `p_expected` (NULL = any), one row with
- * that version and NULL positions, and nothing is written.
+ * `append_batch`: appends of several streams in one call and one commit (ADR 0001, "group commit").
+ * Per append, in order: read the stream's version; if it is the expected one (NULL = any), insert
+ * its events and their outbox rows in a subtransaction. A version mismatch, or a unique violation
+ * (a concurrent append won the race), rejects that append alone — the others still commit. Returns
+ * one row per appended event `(append, current, position, version)`, or one row with NULL position
+ * for a rejected append. A server-side function also caches its plans per connection, which
+ * planning a CTE on every call did not (measured: planning cost more than running).
  */
 export class AppendFunction1732900000001 implements MigrationInterface {
   readonly name = 'AppendFunction1732900000001';
@@ -19,35 +21,56 @@ export class AppendFunction1732900000001 implements MigrationInterface {
   async up(runner: QueryRunner): Promise<void> {
     const s = schemaOf(runner);
     await runner.query(`
-      CREATE FUNCTION "${s}".append_events(
-        p_stream text, p_expected int, p_ids uuid[], p_types text[], p_versions int[], p_data jsonb[],
-        p_correlation text[], p_causation text[], p_trace jsonb, p_occurred timestamptz[], p_subjects text[])
-      RETURNS TABLE (out_current int, out_position bigint, out_version int)
+      CREATE FUNCTION "${s}".append_batch(
+        p_streams text[], p_expected int[], p_counts int[],
+        p_ids uuid[], p_types text[], p_versions int[], p_data jsonb[], p_correlation text[],
+        p_causation text[], p_occurred timestamptz[], p_subjects text[], p_traces jsonb[])
+      RETURNS TABLE (out_append int, out_current int, out_position bigint, out_version int)
       LANGUAGE plpgsql AS $fn$
       DECLARE
+        a int;
         v_current int;
+        v_first int := 1;
+        v_last int;
+        v_positions bigint[];
+        v_versions int[];
       BEGIN
-        SELECT coalesce(max(e.stream_version), 0) INTO v_current FROM "${s}".events e WHERE e.stream_id = p_stream;
-        IF p_expected IS NOT NULL AND v_current <> p_expected THEN
-          out_current := v_current;
-          RETURN NEXT;
-          RETURN;
-        END IF;
-        RETURN QUERY
-          INSERT INTO "${s}".events AS e
-            (stream_id, stream_version, event_id, type, version, data, correlation_id, causation_id, trace, occurred_at)
-          SELECT p_stream, v_current + i, p_ids[i], p_types[i], p_versions[i], p_data[i], p_correlation[i],
-                 p_causation[i], p_trace, p_occurred[i]
-          FROM generate_subscripts(p_ids, 1) AS i ORDER BY i
-          RETURNING v_current, e.global_position, e.stream_version;
-        INSERT INTO "${s}".outbox (event_id, subject, type, version, trace)
-          SELECT p_ids[i], p_subjects[i], p_types[i], p_versions[i], p_trace
-          FROM generate_subscripts(p_ids, 1) AS i ORDER BY i;
+        FOR a IN 1 .. coalesce(array_length(p_streams, 1), 0) LOOP
+          v_last := v_first + p_counts[a] - 1;
+          SELECT coalesce(max(e.stream_version), 0) INTO v_current FROM "${s}".events e WHERE e.stream_id = p_streams[a];
+          v_positions := NULL;
+          IF p_expected[a] IS NULL OR v_current = p_expected[a] THEN
+            BEGIN
+              WITH ins AS (
+                INSERT INTO "${s}".events AS e
+                  (stream_id, stream_version, event_id, type, version, data, correlation_id, causation_id, trace, occurred_at)
+                SELECT p_streams[a], v_current + (i - v_first + 1), p_ids[i], p_types[i], p_versions[i], p_data[i],
+                       p_correlation[i], p_causation[i], p_traces[i], p_occurred[i]
+                FROM generate_series(v_first, v_last) AS i ORDER BY i
+                RETURNING e.global_position, e.stream_version)
+              SELECT array_agg(ins.global_position ORDER BY ins.stream_version), array_agg(ins.stream_version ORDER BY ins.stream_version)
+                INTO v_positions, v_versions FROM ins;
+              INSERT INTO "${s}".outbox (event_id, subject, type, version, trace)
+                SELECT p_ids[i], p_subjects[i], p_types[i], p_versions[i], p_traces[i]
+                FROM generate_series(v_first, v_last) AS i ORDER BY i;
+            EXCEPTION WHEN unique_violation THEN
+              -- A concurrent append took this version (or the event id exists): reject this append only.
+              v_positions := NULL;
+              SELECT coalesce(max(e.stream_version), 0) INTO v_current FROM "${s}".events e WHERE e.stream_id = p_streams[a];
+            END;
+          END IF;
+          IF v_positions IS NULL THEN
+            RETURN QUERY SELECT a, v_current, NULL::bigint, NULL::int;
+          ELSE
+            RETURN QUERY SELECT a, v_current, p.position, p.version FROM unnest(v_positions, v_versions) AS p(position, version);
+          END IF;
+          v_first := v_last + 1;
+        END LOOP;
       END
       $fn$`);
   }
 
   async down(runner: QueryRunner): Promise<void> {
-    await runner.query(`DROP FUNCTION IF EXISTS "${schemaOf(runner)}".append_events`);
+    await runner.query(`DROP FUNCTION IF EXISTS "${schemaOf(runner)}".append_batch`);
   }
 }

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { AppendBatcher, type AppendOutcome, type PreparedAppend } from '../src/postgres/append-batch';
+
+const append = (streamId: string): PreparedAppend => ({ streamId, expected: null, events: [], trace: null });
+
+/** A fake database call whose completion the test controls. */
+const controlledRun = () => {
+  const calls: {
+    appends: readonly PreparedAppend[];
+    finish: (outcomes?: AppendOutcome[]) => void;
+    fail: (e: Error) => void;
+  }[] = [];
+  const run = (appends: readonly PreparedAppend[]) =>
+    new Promise<AppendOutcome[]>((resolve, reject) => {
+      calls.push({
+        appends,
+        finish: (outcomes) =>
+          resolve(outcomes ?? appends.map(() => ({ ok: true, current: 0, positions: [1], versions: [1] }))),
+        fail: reject,
+      });
+    });
+  return { calls, run };
+};
+
+describe('AppendBatcher (group commit)', () => {
+  it('sends the first appends at once and groups those that arrive while calls are in flight', async () => {
+    const { calls, run } = controlledRun();
+    let commits = 0;
+    const batcher = new AppendBatcher(run, () => commits++, { maxInFlight: 2, maxBatch: 3 });
+    const results = ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((s) => batcher.submit(append(s)));
+    expect(calls.map((c) => c.appends.map((a) => a.streamId))).toEqual([['a'], ['b']]);
+    calls[0]!.finish();
+    await results[0];
+    expect(calls.map((c) => c.appends.map((a) => a.streamId))).toEqual([['a'], ['b'], ['c', 'd', 'e']]);
+    calls[1]!.finish();
+    calls[2]!.finish();
+    await Promise.all(results.slice(0, 5));
+    expect(calls[3]!.appends.map((a) => a.streamId)).toEqual(['f', 'g']);
+    calls[3]!.finish();
+    await Promise.all(results);
+    expect(commits).toBe(4);
+  });
+
+  it('gives each append its own outcome, and a failed call rejects only its own appends', async () => {
+    const { calls, run } = controlledRun();
+    const batcher = new AppendBatcher(run, () => undefined, { maxInFlight: 1 });
+    const first = batcher.submit(append('a'));
+    const grouped = [batcher.submit(append('b')), batcher.submit(append('c'))];
+    calls[0]!.fail(new Error('connection lost'));
+    await expect(first).rejects.toThrow('connection lost');
+    calls[1]!.finish([
+      { ok: false, current: 7 },
+      { ok: true, current: 0, positions: [9], versions: [1] },
+    ]);
+    await expect(grouped[0]).resolves.toEqual({ ok: false, current: 7 });
+    await expect(grouped[1]).resolves.toMatchObject({ ok: true, positions: [9] });
+  });
+});
