@@ -46,6 +46,20 @@ else
   }
 fi
 
+# The job overlay's namespace testbed (F7): userspace WireGuard, its tools, ip/iptables, iperf3.
+if command -v wireguard-go >/dev/null && command -v wg >/dev/null && command -v iperf3 >/dev/null \
+  && command -v ip >/dev/null && command -v iptables >/dev/null; then
+  echo "[services] wireguard-go, wireguard-tools, iproute2, iptables and iperf3 are installed"
+else
+  echo "[services] installing wireguard-go wireguard-tools iproute2 iptables iperf3 (Debian) for the overlay testbed"
+  export DEBIAN_FRONTEND=noninteractive
+  pkgs="wireguard-go wireguard-tools iproute2 iptables iperf3"
+  # shellcheck disable=SC2086
+  apt-get install -y -qq --no-install-recommends $pkgs >/dev/null 2>&1 || {
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends $pkgs >/dev/null
+  }
+fi
+
 if [ "$docker" = 1 ]; then
   bash "$root/deploy/images/ensure-docker.sh"
 fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command: bootstraps Node 24 and the dependencies, makes sure NATS, Postgres and Docker
-# are up, then runs lint, typecheck and every test tier (unit, int, contract) through Nx. Keeps
+# are up, then runs lint, typecheck and every test tier (unit, int, contract, e2e) through Nx. Keeps
 # going after a failure so that one run shows everything; ends with "N passed, N failed" and
 # exits non-zero if anything failed.
 #
@@ -22,7 +22,7 @@ step() { echo; echo "══ $* ══"; }
 step format, lint and typecheck
 npx prettier --check . --log-level warn || checks_failed=1
 npx nx run-many -t lint typecheck --parallel=2 --outputStyle=stream || checks_failed=1
-for tier in ${TIERS:-unit int contract}; do
+for tier in ${TIERS:-unit int contract e2e}; do
   # Suites isolate themselves (unique schemas and stream prefixes), so projects may run side by side.
   parallel=2
   [ "$tier" = contract ] && parallel=1
