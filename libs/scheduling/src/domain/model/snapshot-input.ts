@@ -1,0 +1,133 @@
+import type { Precision } from './precision';
+
+/**
+ * The scheduler's own view of the cluster, as plain data. The scheduler service maps discovery's
+ * and benchmarking's projections to it; `createSnapshot` compiles it into a `ClusterSnapshot`.
+ *
+ * Units are in the field names: bytes, bits per second (`Bps`), microseconds (`Us`), milliseconds
+ * (`Ms`); money in integer minor units of the subnet's asset per GPU-hour (`Minor`).
+ */
+export type GpuVendor = 'nvidia' | 'amd';
+
+export interface ComputeCapability {
+  readonly major: number;
+  readonly minor: number;
+}
+
+export interface GpuInput {
+  /** Stable id (`GPU-…` on NVIDIA); what reservations and containers name. */
+  readonly uuid: string;
+  /** Upper-case marketing model, e.g. `H100-SXM`, `A100-80G`, `MI300X`. */
+  readonly model: string;
+  readonly vendor: GpuVendor;
+  readonly vramBytes: number;
+  /** NVIDIA only. */
+  readonly computeCapability: ComputeCapability | null;
+  /** AMD only, e.g. `gfx942`. */
+  readonly amdArch: string | null;
+  readonly driverVersion: string | null;
+  /** Highest CUDA version the host's driver supports (NVIDIA), e.g. `12.4`. */
+  readonly cudaVersion: string | null;
+  /** ROCm version installed (AMD), e.g. `6.1.2`. */
+  readonly rocmVersion: string | null;
+  /** Dense TFLOPS per precision: measured by benchmarking, or declared when `tflopsMeasured` is false. */
+  readonly tflops: Readonly<Partial<Record<Precision, number>>>;
+  readonly tflopsMeasured: boolean;
+  /** The placement (job) id holding this GPU, or null when free. */
+  readonly reservedBy: string | null;
+}
+
+export interface IntraHostLink {
+  /** NVLink/xGMI when the GPUs are linked, else PCIe. Informational; the numbers below decide. */
+  readonly kind: 'nvlink' | 'xgmi' | 'pcie';
+  /** Per-GPU bus bandwidth in an all-reduce ring inside the host, bits/s. */
+  readonly bandwidthBps: number;
+  /** One hop's latency inside the host, µs. */
+  readonly latencyUs: number;
+}
+
+/** A network coordinate (Vivaldi style): estimated RTT(a, b) = |a − b| (x, y) + a.height + b.height, µs. */
+export interface NetworkCoordinate {
+  readonly x: number;
+  readonly y: number;
+  readonly height: number;
+}
+
+export interface HostInput {
+  /** Unique over the whole snapshot. One host is one node of a gang. */
+  readonly id: string;
+  readonly siteId: string;
+  /** At most 32 GPUs per host. */
+  readonly gpus: readonly GpuInput[];
+  readonly intraHost: IntraHostLink;
+  /** The host's network interface for traffic to other hosts, bits/s. */
+  readonly nicBandwidthBps: number;
+  /** From link measurements; null falls back to the site's coordinate. */
+  readonly coordinates: NetworkCoordinate | null;
+}
+
+export interface ProviderLocation {
+  /** Two-letter continent code (EU, NA, AS, …). */
+  readonly continent: string | null;
+  /** ISO 3166-1 alpha-2, upper case. */
+  readonly country: string | null;
+  readonly city: string | null;
+  readonly asn: number | null;
+  readonly isp: string | null;
+}
+
+export type Liveness = 'online' | 'draining' | 'offline';
+
+export interface ProviderPolicy {
+  /** Heartbeat state from discovery (which marks a silent edge offline). Only `online` providers take new work. */
+  readonly liveness: Liveness;
+  /** Most GPUs one job may hold on this provider (all its hosts together); null = no limit. */
+  readonly maxGpusPerJob: number | null;
+  /** The provider's asking price per GPU-hour by model (upper case), minor units. */
+  readonly pricePerGpuHourMinor: Readonly<Record<string, number>>;
+  /** Price for models not listed above; null = the provider offers only the listed models. */
+  readonly defaultPricePerGpuHourMinor: number | null;
+  /** Subnets the provider serves. A job without a subnet may use any provider. */
+  readonly subnets: readonly string[];
+}
+
+export interface ProviderInput {
+  readonly id: string;
+  readonly location: ProviderLocation;
+  readonly policy: ProviderPolicy;
+  readonly hosts: readonly HostInput[];
+}
+
+export interface SiteInput {
+  readonly id: string;
+  /** Host-to-host bandwidth inside the site (LAN), bits/s. */
+  readonly lanBandwidthBps: number;
+  readonly lanRttUs: number;
+  /** Where the site sits in the coordinate space; used for hosts without their own coordinate. */
+  readonly coordinates: NetworkCoordinate | null;
+}
+
+/** A measured link (between two hosts, or two sites). Symmetric. */
+export interface LinkInput {
+  readonly a: string;
+  readonly b: string;
+  readonly bandwidthBps: number;
+  readonly rttUs: number;
+}
+
+export interface NetworkInput {
+  readonly sites: readonly SiteInput[];
+  /** Measured host pairs; they override everything else for that pair. */
+  readonly hostLinks: readonly LinkInput[];
+  /** Measured site pairs; used for host pairs across those sites without a measurement of their own. */
+  readonly siteLinks: readonly LinkInput[];
+  /** Bandwidth assumed between sites with no measurement, bits/s. */
+  readonly defaultWanBandwidthBps: number;
+  /** RTT assumed between sites with no measurement and no coordinates, µs. */
+  readonly defaultWanRttUs: number;
+}
+
+export interface ClusterSnapshotInput {
+  readonly providers: readonly ProviderInput[];
+  readonly network: NetworkInput;
+}

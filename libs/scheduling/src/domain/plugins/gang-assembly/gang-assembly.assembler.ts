@@ -1,0 +1,178 @@
+import type { AssemblyContext, PoolHost } from '../../assembly/gang';
+import { Collector, GangSearch, type SearchFacts } from '../../assembly/search';
+import { type ShapeLimits, shapeLimits } from '../../assembly/shape';
+import type { AssemblerPlugin } from '../../framework/plugin';
+import { type Status, unschedulable } from '../../model/status';
+
+export const GANG_ASSEMBLY = 'gang-assembly';
+export const GangAssemblyReason = {
+  /** Fewer free matching GPUs than asked. */
+  TooFewGpus: 'TooFewGpus',
+  /** Enough GPUs, but not of one model, and the job does not mix models. */
+  NoSingleModel: 'NoSingleModel',
+  /** Per-node minimum/maximum, whole ranks or providers' per-job caps leave too few. */
+  PerNodeLimits: 'PerNodeLimits',
+  /** Even the largest hosts need more nodes than max_nodes. */
+  MaxNodesExceeded: 'MaxNodesExceeded',
+  /** No single site holds the gang. */
+  SameSiteUnsatisfied: 'SameSiteUnsatisfied',
+  /** No set of nodes meeting the bandwidth/RTT limits between every pair holds the gang. */
+  InterconnectUnsatisfied: 'InterconnectUnsatisfied',
+  NoGang: 'NoGang',
+} as const;
+
+interface Group {
+  readonly model: string | null;
+  readonly hosts: readonly PoolHost[];
+  readonly usable: number;
+}
+
+/** Without mixing, each model is its own pool; a host with two models appears in both. */
+const groupsOf = (ctx: AssemblyContext): Group[] => {
+  const hosts = ctx.pool.hosts;
+  if (ctx.request.mixedModels) return [{ model: null, hosts, usable: ctx.pool.usableGpus }];
+  const byModel = new Map<string, PoolHost[]>();
+  for (const h of hosts) {
+    const first = h.gpus[0]!.model;
+    if (h.gpus.every((g) => g.model === first)) {
+      const list = byModel.get(first);
+      if (list === undefined) byModel.set(first, [h]);
+      else list.push(h);
+      continue;
+    }
+    for (const model of new Set(h.gpus.map((g) => g.model))) {
+      const keep = h.gpus.flatMap((g, i) => (g.model === model ? [i] : []));
+      const part: PoolHost = {
+        ...h,
+        gpus: keep.map((i) => h.gpus[i]!),
+        speeds: keep.map((i) => h.speeds[i]!),
+        prices: keep.map((i) => h.prices[i]!),
+      };
+      const list = byModel.get(model);
+      if (list === undefined) byModel.set(model, [part]);
+      else list.push(part);
+    }
+  }
+  return [...byModel.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([model, list]) => ({ model, hosts: list, usable: list.reduce((n, h) => n + h.gpus.length, 0) }));
+};
+
+/**
+ * The default gang assembly: per model group, the bounded search of `GangSearch` (single host, site
+ * fills per speed tier, a beam over nearby sites, local improvement). On failure it explains which
+ * constraint stood in the way, with numbers.
+ */
+export const gangAssembler: AssemblerPlugin = {
+  name: GANG_ASSEMBLY,
+  assemble: (ctx) => {
+    const limits = shapeLimits(ctx.request);
+    const out = new Collector(Math.max(4, ctx.options.alternatives + 1));
+    const facts: SearchFacts = { largestSite: 0, largestConnected: 0, largestWithinMaxNodes: 0 };
+    const groups = groupsOf(ctx);
+    const providers = ctx.inventory.providers;
+    const providerLeft = new Float64Array(providers.length);
+    for (let p = 0; p < providers.length; p++) {
+      providerLeft[p] = (providers[p]!.policy.maxGpusPerJob ?? Infinity) - (ctx.providerUsed.get(p) ?? 0);
+    }
+    for (const g of groups) {
+      if (g.usable < limits.total) continue;
+      const search = new GangSearch(ctx, g.hosts, limits, out, providerLeft);
+      search.run();
+      facts.largestSite = Math.max(facts.largestSite, search.facts.largestSite);
+      facts.largestConnected = Math.max(facts.largestConnected, search.facts.largestConnected);
+      facts.largestWithinMaxNodes = Math.max(facts.largestWithinMaxNodes, search.facts.largestWithinMaxNodes);
+    }
+    if (out.gangs.length > 0) return { gangs: out.gangs, failure: null };
+    return { gangs: [], failure: diagnose(ctx, limits, groups, facts) };
+  },
+};
+
+/** GPUs a group can give under the per-node and provider limits, and the fewest nodes that reach the total. */
+const capacity = (ctx: AssemblyContext, hosts: readonly PoolHost[], l: ShapeLimits) => {
+  const caps = hosts
+    .map((h) => {
+      let c = Math.min(h.gpus.length, l.perNodeMax);
+      c -= c % l.step;
+      return { h, c: c >= l.perNodeMin ? c : 0 };
+    })
+    .filter((x) => x.c > 0)
+    .sort((a, b) => b.c - a.c || a.h.hostIndex - b.h.hostIndex);
+  const left = new Map<number, number>();
+  let total = 0;
+  let nodes = 0;
+  let fewest: number | null = null;
+  for (const { h, c: raw } of caps) {
+    const provider = ctx.inventory.providers[h.providerIndex]!;
+    const budget =
+      left.get(h.providerIndex) ??
+      (provider.policy.maxGpusPerJob ?? Infinity) - (ctx.providerUsed.get(h.providerIndex) ?? 0);
+    let c = Math.min(raw, budget);
+    c -= c % l.step;
+    if (c < l.perNodeMin) continue;
+    left.set(h.providerIndex, budget - c);
+    total += c;
+    nodes++;
+    if (fewest === null && total >= l.total) fewest = nodes;
+  }
+  return { total, fewest };
+};
+
+const formatBps = (bps: number): string =>
+  bps >= 1e9 ? `${+(bps / 1e9).toFixed(1)} Gbit/s` : `${+(bps / 1e6).toFixed(1)} Mbit/s`;
+const formatUs = (us: number): string =>
+  us >= 1000 ? `${+(us / 1000).toFixed(2)} ms` : `${Math.round(us)} µs`;
+
+const diagnose = (
+  ctx: AssemblyContext,
+  l: ShapeLimits,
+  groups: readonly Group[],
+  facts: SearchFacts,
+): Status => {
+  const fail = (reason: string, message: string) => unschedulable(GANG_ASSEMBLY, reason, message);
+  if (ctx.pool.usableGpus < l.total) {
+    return fail(GangAssemblyReason.TooFewGpus, `only ${ctx.pool.usableGpus} are free`);
+  }
+  const largest = [...groups].sort((a, b) => b.usable - a.usable)[0]!;
+  if (largest.usable < l.total) {
+    return fail(
+      GangAssemblyReason.NoSingleModel,
+      `no single model has ${l.total} (most: ${largest.model} with ${largest.usable}) and the job does not mix models`,
+    );
+  }
+  const viable = groups.filter((g) => g.usable >= l.total).map((g) => capacity(ctx, g.hosts, l));
+  const bestTotal = Math.max(...viable.map((v) => v.total));
+  if (bestTotal < l.total) {
+    return fail(
+      GangAssemblyReason.PerNodeLimits,
+      `per-node limits leave ${bestTotal}: a node takes ${l.perNodeMin}–${l.perNodeMax} GPUs in ranks of ${l.step}, within its provider's per-job cap`,
+    );
+  }
+  const fewest = Math.min(...viable.map((v) => v.fewest ?? Infinity));
+  if (fewest > l.maxNodes) {
+    return fail(
+      GangAssemblyReason.MaxNodesExceeded,
+      `the best set needs ${fewest} nodes but max_nodes is ${l.maxNodes}`,
+    );
+  }
+  const ic = ctx.request.interconnect;
+  if (ic.sameSite && facts.largestSite < l.total) {
+    return fail(
+      GangAssemblyReason.SameSiteUnsatisfied,
+      `no single site has ${l.total}: the largest offers ${facts.largestSite}`,
+    );
+  }
+  if (ic.minBandwidthBps !== null || ic.maxRttUs !== null) {
+    const limits = [
+      ic.maxRttUs === null ? null : `within ${formatUs(ic.maxRttUs)} RTT`,
+      ic.minBandwidthBps === null ? null : `at ≥ ${formatBps(ic.minBandwidthBps)}`,
+    ]
+      .filter((p) => p !== null)
+      .join(' and ');
+    return fail(
+      GangAssemblyReason.InterconnectUnsatisfied,
+      `no set of nodes ${limits} of each other holds ${l.total}: the largest found holds ${facts.largestConnected}`,
+    );
+  }
+  return fail(GangAssemblyReason.NoGang, 'no set of nodes satisfies every constraint');
+};

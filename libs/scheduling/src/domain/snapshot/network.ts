@@ -1,0 +1,69 @@
+import type { NetworkCoordinate } from '../model/snapshot-input';
+import { hostPairKey, type Inventory, type MeasuredLink, sitePairKey } from './cluster-snapshot';
+
+/** Where a link figure came from, best first. */
+export type LinkSource = 'host-measured' | 'site-lan' | 'site-measured' | 'coordinates' | 'default';
+
+export interface Link extends MeasuredLink {
+  readonly source: LinkSource;
+}
+
+const distance = (a: NetworkCoordinate, b: NetworkCoordinate): number =>
+  Math.hypot(a.x - b.x, a.y - b.y) + a.height + b.height;
+
+/**
+ * The network between two different hosts, as the scheduler believes it: a measurement of that
+ * host pair; else the site's LAN when both are at one site; else a measurement between their sites;
+ * else an estimate (RTT from network coordinates or the default WAN RTT, the default WAN bandwidth).
+ * Bandwidth is capped by both hosts' NICs.
+ */
+export const hostLink = (inv: Inventory, a: number, b: number): Link => {
+  const ha = inv.hosts[a]!;
+  const hb = inv.hosts[b]!;
+  const nic = Math.min(ha.nicBandwidthBps, hb.nicBandwidthBps);
+  const measured = inv.hostLinks.size === 0 ? undefined : inv.hostLinks.get(hostPairKey(inv, a, b));
+  if (measured !== undefined) {
+    return {
+      bandwidthBps: Math.min(measured.bandwidthBps, nic),
+      rttUs: measured.rttUs,
+      source: 'host-measured',
+    };
+  }
+  if (ha.siteIndex === hb.siteIndex) {
+    const site = inv.sites[ha.siteIndex]!;
+    return { bandwidthBps: Math.min(site.lanBandwidthBps, nic), rttUs: site.lanRttUs, source: 'site-lan' };
+  }
+  const siteMeasured =
+    inv.siteLinks.size === 0 ? undefined : inv.siteLinks.get(sitePairKey(inv, ha.siteIndex, hb.siteIndex));
+  if (siteMeasured !== undefined) {
+    return {
+      bandwidthBps: Math.min(siteMeasured.bandwidthBps, nic),
+      rttUs: siteMeasured.rttUs,
+      source: 'site-measured',
+    };
+  }
+  const bandwidthBps = Math.min(inv.defaultWanBandwidthBps, nic);
+  if (ha.coordinates !== null && hb.coordinates !== null) {
+    return { bandwidthBps, rttUs: distance(ha.coordinates, hb.coordinates), source: 'coordinates' };
+  }
+  return { bandwidthBps, rttUs: inv.defaultWanRttUs, source: 'default' };
+};
+
+/**
+ * The network between two different sites as a pair of hosts there without measurements or
+ * coordinates of their own would see it, before NIC caps: measured, else estimated.
+ */
+export const siteLink = (inv: Inventory, a: number, b: number): Link => {
+  const m = inv.siteLinks.size === 0 ? undefined : inv.siteLinks.get(sitePairKey(inv, a, b));
+  if (m !== undefined) return { bandwidthBps: m.bandwidthBps, rttUs: m.rttUs, source: 'site-measured' };
+  const ca = inv.sites[a]!.coordinates;
+  const cb = inv.sites[b]!.coordinates;
+  if (ca !== null && cb !== null) {
+    return { bandwidthBps: inv.defaultWanBandwidthBps, rttUs: distance(ca, cb), source: 'coordinates' };
+  }
+  return { bandwidthBps: inv.defaultWanBandwidthBps, rttUs: inv.defaultWanRttUs, source: 'default' };
+};
+
+/** Estimated RTT between two sites (the LAN's inside one site), µs. */
+export const siteRttUs = (inv: Inventory, a: number, b: number): number =>
+  a === b ? inv.sites[a]!.lanRttUs : siteLink(inv, a, b).rttUs;
