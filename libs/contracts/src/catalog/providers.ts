@@ -167,6 +167,15 @@ export const HostSchema = z.strictObject({
 });
 export type Host = z.infer<typeof HostSchema>;
 
+/**
+ * The part of a host that makes its inventory: everything but free disk space, which moves all the
+ * time. A change of free space alone is not an inventory change (it is reported with the next one).
+ */
+export const hostIdentity = (host: Host): Omit<Host, 'diskFreeBytes'> => {
+  const { diskFreeBytes: _free, ...rest } = host;
+  return rest;
+};
+
 const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
 
 /** A weekly window in which the provider accepts jobs; `to` ≤ `from` crosses midnight. */
@@ -244,6 +253,67 @@ export const modelWords = (name: string): string =>
 export const modelMatches = (reportedName: string, model: string): boolean => {
   const needle = modelWords(model);
   return needle !== '' && ` ${modelWords(reportedName)} `.includes(` ${needle} `);
+};
+
+/*
+ * Availability windows: the edge checks them on every reservation, discovery when it proposes GPUs.
+ */
+const DAY_INDEX = { mon: 0, tue: 1, wed: 2, thu: 3, fri: 4, sat: 5, sun: 6 } as const;
+const WEEK_MINUTES = 7 * 1440;
+const MINUTE_MS = 60_000;
+
+const minutesOf = (hhmm: string): number => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
+
+/** Which minutes of the week (Monday 00:00 = 0) the windows cover. */
+export const weeklyCoverage = (windows: readonly AvailabilityWindow[]): Uint8Array => {
+  const covered = new Uint8Array(WEEK_MINUTES);
+  for (const w of windows) {
+    const from = minutesOf(w.from);
+    const to = w.to === '24:00' ? 1440 : minutesOf(w.to);
+    for (const day of w.days) {
+      const start = DAY_INDEX[day] * 1440 + from;
+      const end = DAY_INDEX[day] * 1440 + (to > from ? to : to + 1440);
+      for (let m = start; m < end; m++) covered[m % WEEK_MINUTES] = 1;
+    }
+  }
+  return covered;
+};
+
+const WEEKDAY = { Mon: 0, Tue: 1, Wed: 2, Thu: 3, Fri: 4, Sat: 5, Sun: 6 } as const;
+
+/** Minute of the week of `atMs` as a wall clock in `timeZone` shows it. */
+export const minuteOfWeek = (atMs: number, timeZone: string): number => {
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    weekday: 'short',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).formatToParts(new Date(atMs));
+  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
+  const day = WEEKDAY[get('weekday') as keyof typeof WEEKDAY] ?? 0;
+  return day * 1440 + (Number(get('hour')) % 24) * 60 + Number(get('minute'));
+};
+
+/**
+ * Until when the provider is available without a break, starting at `atMs`: `null` when not available
+ * at `atMs`, `'always'` when the windows cover the whole week, else the instant the current stretch
+ * of windows ends. The time zone's offset at `atMs` is used for the whole stretch (a daylight-saving
+ * change during a job shifts its end by that hour).
+ */
+export const availableUntil = (
+  availability: { readonly timeZone: string; readonly windows: readonly AvailabilityWindow[] } | null,
+  atMs: number,
+): number | 'always' | null => {
+  if (availability === null) return 'always';
+  const covered = weeklyCoverage(availability.windows);
+  const start = minuteOfWeek(atMs, availability.timeZone);
+  if (!covered[start]) return null;
+  let minutes = 0;
+  while (minutes < WEEK_MINUTES && covered[(start + minutes) % WEEK_MINUTES]) minutes++;
+  if (minutes === WEEK_MINUTES) return 'always';
+  const intoMinute = ((atMs % MINUTE_MS) + MINUTE_MS) % MINUTE_MS;
+  return atMs - intoMinute + minutes * MINUTE_MS;
 };
 
 // ---------------------------------------------------------------------------------------------------
@@ -430,6 +500,8 @@ export const DeclineReasonSchema = z.strictObject({
     'OUTSIDE_AVAILABILITY',
     'HOLD_EXPIRED',
     'RESERVATION_CONFLICT',
+    /** The command itself is off contract (`field` names the part). */
+    'INVALID_REQUEST',
   ]),
   message: z.string().max(512),
   field: z.string().max(128).nullable(),
@@ -455,6 +527,8 @@ export type ReleaseReply = z.infer<typeof ReleaseReplySchema>;
 
 const providerId = { providerId: EdgeIdSchema };
 const at = z.iso.datetime({ offset: false });
+/** The sequence of the edge report that caused the event: older reports are recognised and ignored. */
+const sequence = z.int().min(1);
 
 export const ProviderRegistered = defineEvent({
   type: 'provider.registered',
@@ -464,6 +538,7 @@ export const ProviderRegistered = defineEvent({
   description: 'A provider edge joined the network with a verified identity.',
   schema: z.strictObject({
     ...providerId,
+    sequence,
     publicKey: EdgeIdSchema,
     name: text(64),
     agentVersion: text(32),
@@ -480,7 +555,7 @@ export const ProviderInventoryChanged = defineEvent({
   subject: 'discovery.provider.inventory-changed.v1',
   stream: DiscoveryStream.name,
   description: "A provider's hardware differs from what was known.",
-  schema: z.strictObject({ ...providerId, at, host: HostSchema, inventory: InventorySchema }),
+  schema: z.strictObject({ ...providerId, sequence, at, host: HostSchema, inventory: InventorySchema }),
 });
 
 export const ProviderPolicyChanged = defineEvent({
@@ -489,7 +564,7 @@ export const ProviderPolicyChanged = defineEvent({
   subject: 'discovery.provider.policy-changed.v1',
   stream: DiscoveryStream.name,
   description: 'A provider changed what it shares.',
-  schema: z.strictObject({ ...providerId, at, policy: PolicySummarySchema }),
+  schema: z.strictObject({ ...providerId, sequence, at, policy: PolicySummarySchema }),
 });
 
 export const ProviderReservationsChanged = defineEvent({
@@ -498,7 +573,12 @@ export const ProviderReservationsChanged = defineEvent({
   subject: 'discovery.provider.reservations-changed.v1',
   stream: DiscoveryStream.name,
   description: "The GPUs a provider's edge holds for jobs changed.",
-  schema: z.strictObject({ ...providerId, at, reservations: z.array(EdgeReservationSchema).max(64) }),
+  schema: z.strictObject({
+    ...providerId,
+    sequence,
+    at,
+    reservations: z.array(EdgeReservationSchema).max(64),
+  }),
 });
 
 export const ProviderOnline = defineEvent({
@@ -530,7 +610,7 @@ export const ProviderDeregistered = defineEvent({
   subject: 'discovery.provider.deregistered.v1',
   stream: DiscoveryStream.name,
   description: 'A provider left the network.',
-  schema: z.strictObject({ ...providerId, at, reason: z.string().max(256) }),
+  schema: z.strictObject({ ...providerId, sequence, at, reason: z.string().max(256) }),
 });
 
 // ---------------------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@ import type { EdgeReservation } from '@gpunet/contracts';
 import { describe, expect, it } from 'vitest';
 import { mergeInventory } from '../../src/domain/detection/inventory';
 import { parseSimulatedInventory } from '../../src/domain/detection/simulated-inventory';
-import { availableUntil } from '../../src/domain/policy/availability';
+import { availableUntil } from '@gpunet/contracts';
 import { parsePolicy } from '../../src/domain/policy/policy';
 import {
   checkReservation,

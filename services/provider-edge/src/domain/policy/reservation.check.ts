@@ -7,7 +7,7 @@ import type {
   ReserveOnEdge,
 } from '@gpunet/contracts';
 import { formatMoney } from '@gpunet/ensemble-spec';
-import { availableUntil } from './availability';
+import { availableUntil } from '@gpunet/contracts';
 import type { Policy } from './policy';
 import { floorFor, shareableResources } from './shared-gpus';
 

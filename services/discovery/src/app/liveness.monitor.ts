@@ -1,0 +1,103 @@
+import type { Clock } from '@gpunet/contracts';
+import type { Database } from '@gpunet/eventing';
+import { livenessTransitions } from '../domain/liveness';
+import type { DiscoveryMetrics } from './discovery.metrics';
+import type { ProviderCommands } from './edge-reports.handler';
+import type { HeartbeatIngest } from './heartbeat.ingest';
+
+export interface SweepResult {
+  readonly offline: readonly string[];
+  readonly online: readonly string[];
+}
+
+/**
+ * Marks providers offline after `windowMs` of silence and online when they are heard again. One
+ * replica sweeps at a time (a transaction-scoped advisory lock); every transition is an event of the
+ * provider's aggregate, projected in the same transaction. Time is `clock`'s, so tests move it.
+ */
+export class LivenessMonitor {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<SweepResult> | undefined;
+
+  constructor(
+    private readonly deps: {
+      readonly db: Database;
+      readonly commands: ProviderCommands;
+      readonly ingest: HeartbeatIngest;
+      readonly clock: Clock;
+      readonly metrics: DiscoveryMetrics;
+      readonly windowMs: number;
+      readonly intervalMs: number;
+      readonly onError?: (error: unknown, context: string) => void;
+    },
+  ) {}
+
+  start(): void {
+    if (this.deps.intervalMs > 0)
+      this.timer = setInterval(() => {
+        this.sweep().catch((e: unknown) => this.deps.onError?.(e, 'liveness sweep'));
+      }, this.deps.intervalMs);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  /** One sweep now. Does nothing while discovery cannot hear heartbeats. */
+  sweep(): Promise<SweepResult> {
+    this.running ??= this.sweepOnce().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async sweepOnce(): Promise<SweepResult> {
+    const { db, ingest, clock, windowMs } = this.deps;
+    if (!ingest.listening) return { offline: [], online: [] };
+    await ingest.flush();
+    const now = clock.now().getTime();
+    const cutoff = new Date(now - windowMs).toISOString();
+    return db.transaction(async (tx) => {
+      const [lock] = await tx.query<{ locked: boolean }>(
+        'SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked',
+        [`${tx.schema}.liveness`],
+      );
+      if (!lock?.locked) return { offline: [], online: [] };
+      const rows = await tx.query<{
+        provider_id: string;
+        status: 'online' | 'offline';
+        last_seen_at: Date | null;
+      }>(
+        `SELECT provider_id, status, last_seen_at FROM "${tx.schema}".providers
+          WHERE (status = 'online' AND (last_seen_at IS NULL OR last_seen_at < $1))
+             OR (status = 'offline' AND last_seen_at >= $1)`,
+        [cutoff],
+      );
+      const t = livenessTransitions(
+        rows.map((r) => ({
+          providerId: r.provider_id,
+          status: r.status,
+          lastSeenAtMs: r.last_seen_at?.getTime() ?? null,
+        })),
+        now,
+        windowMs,
+        ingest.evidenceSinceMs,
+      );
+      const at = new Date(now).toISOString();
+      const meta = { correlationId: `liveness-${at}` };
+      for (const p of t.goOffline) {
+        const lastSeenAt = p.lastSeenAtMs === null ? null : new Date(p.lastSeenAtMs).toISOString();
+        await this.deps.commands.run(
+          { type: 'MarkOffline', providerId: p.providerId, at, lastSeenAt },
+          meta,
+          tx,
+        );
+        this.deps.metrics.livenessTransitions.inc({ to: 'offline' });
+      }
+      for (const id of t.goOnline) {
+        await this.deps.commands.run({ type: 'MarkOnline', providerId: id, at }, meta, tx);
+        this.deps.metrics.livenessTransitions.inc({ to: 'online' });
+      }
+      return { offline: t.goOffline.map((p) => p.providerId), online: [...t.goOnline] };
+    });
+  }
+}

@@ -1,0 +1,522 @@
+import {
+  buildEnvelope,
+  canonicalJson,
+  type Clock,
+  createRegistry,
+  EdgeDeregistered,
+  EdgeHeartbeat,
+  EdgeInventoryReported,
+  EdgePolicyReported,
+  EdgeRegistered,
+  EdgeReservationsReported,
+  type Envelope,
+  type Host,
+  hostIdentity,
+  type Inventory,
+  type MessageDefinition,
+  type PayloadOf,
+  type PolicySummary,
+  ReleaseOnEdge,
+  type ReleaseReply,
+  type ReservationReply,
+  ReserveOnEdge,
+  signingInput,
+  systemClock,
+  type ValidationIssue,
+} from '@gpunet/contracts';
+import type { Msg, Subscription } from '@nats-io/nats-core';
+import { createHash } from 'node:crypto';
+import { backoffMs } from '../domain/backoff';
+import { type Policy, parsePolicy } from '../domain/policy/policy';
+import { activeReservations, checkReservation, type EdgeSnapshot } from '../domain/policy/reservation.check';
+import { resolveSharedGpus, summarizePolicy } from '../domain/policy/shared-gpus';
+import type { Detection } from '../infra/detect/detector';
+import type { EdgeIdentity } from '../infra/identity.store';
+import { type EdgeLogger, silentLogger } from '../infra/logger';
+import { connectEdge, type EdgeLink } from '../infra/nats.link';
+import type { EdgeState, StateStore } from '../infra/state.store';
+
+export const AGENT_VERSION = '0.1.0';
+
+/** The policy file does not validate, or names GPUs this host does not have: the edge does not start. */
+export class PolicyRejectedError extends Error {
+  override readonly name = 'PolicyRejectedError';
+  readonly code = 'POLICY_REJECTED' as const;
+  constructor(readonly issues: readonly ValidationIssue[]) {
+    super(
+      `the provider policy is invalid:\n${issues.map((i) => `  ${i.path || '(root)'}: ${i.message}`).join('\n')}`,
+    );
+  }
+}
+
+export interface EdgeAgentOptions {
+  readonly identity: EdgeIdentity;
+  readonly store: StateStore;
+  /** Reads the policy file (again on `reloadPolicy`). */
+  readonly readPolicy: () => Promise<string>;
+  /** Detects GPUs and host (again on every rescan). */
+  readonly detect: () => Promise<Detection>;
+  readonly nats: { readonly servers: string | string[]; readonly prefix?: string };
+  readonly clock?: Clock;
+  /** Heartbeat period in ms; 0 = only when `heartbeat()` is called (tests). Default 5 000. */
+  readonly heartbeatIntervalMs?: number;
+  /** Hardware rescan period in ms; 0 = only on `rescan()`. Default 60 000. */
+  readonly rescanIntervalMs?: number;
+  /** How long one JetStream publish may take before it is retried, in ms. Default 5 000. */
+  readonly publishTimeoutMs?: number;
+  readonly log?: EdgeLogger;
+  readonly random?: () => number;
+}
+
+type SignedDef =
+  | typeof EdgeRegistered
+  | typeof EdgeInventoryReported
+  | typeof EdgePolicyReported
+  | typeof EdgeReservationsReported
+  | typeof EdgeDeregistered;
+
+type Unsigned<D extends SignedDef> = Omit<
+  PayloadOf<D>,
+  'edgeId' | 'publicKey' | 'sequence' | 'signedAt' | 'signature'
+>;
+
+interface Pending {
+  readonly type: string;
+  readonly subject: string;
+  readonly envelope: Envelope;
+}
+
+const commandRegistry = createRegistry([ReserveOnEdge, ReleaseOnEdge]);
+
+export const digestOf = (value: unknown): string =>
+  createHash('sha256').update(canonicalJson(value)).digest('hex');
+
+/** What an inventory report is about: the GPUs and the host's lasting facts (not its free disk). */
+const inventoryDigest = (d: Pick<Detection, 'inventory' | 'host'>): string =>
+  digestOf({ inventory: d.inventory, host: hostIdentity(d.host) });
+
+/**
+ * The provider edge: detects its hardware, validates its policy, registers (signed) with the control
+ * plane, reports changes, heartbeats, and answers reservation commands after re-checking its policy.
+ * Reports wait in a queue and are re-sent with backoff until JetStream acknowledges them, so a NATS
+ * outage delays them but loses none; the sequence numbers and reservations survive restarts in the
+ * state file.
+ */
+export class EdgeAgent {
+  private readonly clock: Clock;
+  private readonly log: EdgeLogger;
+  private readonly prefix: string;
+  private link: EdgeLink | undefined;
+  private subscriptions: Subscription[] = [];
+  private timers: NodeJS.Timeout[] = [];
+  private state!: EdgeState;
+  private policy!: Policy;
+  private detection!: Detection;
+  private sharedUuids: readonly string[] = [];
+  private summary!: PolicySummary;
+  private heartbeatSequence = 0;
+  private pending: Pending[] = [];
+  private flushing: Promise<void> | undefined;
+  private flushAgain = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private failures = 0;
+  private serial: Promise<unknown> = Promise.resolve();
+  private stopped = false;
+
+  constructor(private readonly options: EdgeAgentOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.log = options.log ?? silentLogger;
+    this.prefix = options.nats.prefix ?? '';
+  }
+
+  get edgeId(): string {
+    return this.options.identity.edgeId;
+  }
+
+  get inventory(): Inventory {
+    return this.detection.inventory;
+  }
+
+  get host(): Host {
+    return this.detection.host;
+  }
+
+  get policySummary(): PolicySummary {
+    return this.summary;
+  }
+
+  /** Reports not yet acknowledged by JetStream. */
+  get pendingReports(): number {
+    return this.pending.length;
+  }
+
+  get reservations(): EdgeState['reservations'] {
+    return this.state.reservations;
+  }
+
+  /** Validates the policy against the detected hardware, connects, registers and starts the timers. */
+  async start(): Promise<void> {
+    this.detection = await this.options.detect();
+    const parsed = parsePolicy(await this.options.readPolicy());
+    if (!parsed.ok) throw new PolicyRejectedError(parsed.issues);
+    const shared = resolveSharedGpus(parsed.policy, this.detection.inventory);
+    if (shared.errors.length > 0) throw new PolicyRejectedError(shared.errors);
+    for (const w of shared.warnings) this.log('warn', w.message, { path: w.path });
+    this.policy = parsed.policy;
+    this.sharedUuids = shared.uuids;
+    this.summary = summarizePolicy(this.policy, this.sharedUuids, this.detection.host);
+    this.state = await this.options.store.load(this.edgeId);
+    this.state = { ...this.state, reservations: activeReservations(this.state.reservations, this.nowMs()) };
+
+    this.link = await connectEdge({
+      servers: this.options.nats.servers,
+      identity: this.options.identity,
+      name: `edge-${this.policy.name}`,
+      ...(this.options.random ? { random: this.options.random } : {}),
+      onStatus: (s) => {
+        if (s.type === 'reconnect') {
+          this.log('info', 'reconnected to NATS');
+          this.kick();
+        } else if (s.type === 'disconnect') this.log('warn', 'disconnected from NATS');
+        else if (s.type === 'error') this.log('error', 'NATS error', { error: String(s.error ?? s.data) });
+      },
+    });
+    this.subscriptions = [
+      this.link.nc.subscribe(ReserveOnEdge.subject({ edgeId: this.edgeId }, this.prefix), {
+        callback: (error, msg) =>
+          error ? this.log('error', 'reserve subscription', { error: String(error) }) : this.onCommand(msg),
+      }),
+      this.link.nc.subscribe(ReleaseOnEdge.subject({ edgeId: this.edgeId }, this.prefix), {
+        callback: (error, msg) =>
+          error ? this.log('error', 'release subscription', { error: String(error) }) : this.onCommand(msg),
+      }),
+    ];
+    await this.link.nc.flush();
+    await this.register();
+    const heartbeat = this.options.heartbeatIntervalMs ?? 5_000;
+    if (heartbeat > 0) this.timers.push(setInterval(() => this.heartbeat(), heartbeat));
+    const rescan = this.options.rescanIntervalMs ?? 60_000;
+    if (rescan > 0)
+      this.timers.push(
+        setInterval(
+          () =>
+            void this.rescan().catch((e: unknown) =>
+              this.log('error', 'rescan failed', { error: String(e) }),
+            ),
+          rescan,
+        ),
+      );
+    this.log('info', 'edge started', {
+      edgeId: this.edgeId,
+      simulated: this.inventory.simulated,
+      gpus: this.inventory.gpus.length,
+      shared: this.sharedUuids.length,
+    });
+  }
+
+  /** Stops timers and subscriptions, tries to deliver what is queued, closes the connection. */
+  async stop(options: { flushTimeoutMs?: number } = {}): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const t of this.timers) clearInterval(t);
+    clearTimeout(this.retryTimer);
+    for (const s of this.subscriptions) s.unsubscribe();
+    const deadline = this.nowMs() + (options.flushTimeoutMs ?? 2_000);
+    await Promise.race([
+      this.flushed(),
+      new Promise((r) => setTimeout(r, Math.max(0, deadline - this.nowMs())).unref()),
+    ]);
+    await this.serial;
+    await this.link?.close();
+  }
+
+  /** Publishes one heartbeat (core NATS; buffered by the client while disconnected). */
+  heartbeat(): void {
+    if (!this.link || this.stopped) return;
+    this.heartbeatSequence += 1;
+    const envelope = buildEnvelope(
+      EdgeHeartbeat,
+      {
+        edgeId: this.edgeId,
+        sequence: this.heartbeatSequence,
+        sentAt: this.clock.now().toISOString(),
+        inventoryDigest: digestOf(this.inventory),
+      },
+      { streamId: `edge-${this.edgeId}`, occurredAt: this.clock.now() },
+    );
+    this.link.nc.publish(
+      EdgeHeartbeat.subject({ edgeId: this.edgeId }, this.prefix),
+      JSON.stringify(envelope),
+    );
+    void this.exclusive(() => this.pruneExpired());
+  }
+
+  /** Detects the hardware again; reports the inventory (and the shared GPUs) if they changed. */
+  async rescan(): Promise<boolean> {
+    const detection = await this.options.detect();
+    return this.exclusive(async () => {
+      const before = inventoryDigest(this.detection);
+      this.detection = detection;
+      if (inventoryDigest(detection) === before) return false;
+      this.log('info', 'inventory changed', { gpus: detection.inventory.gpus.length });
+      const shared = resolveSharedGpus(this.policy, detection.inventory);
+      // A GPU the policy names may have vanished (a fault): share what is left and say so.
+      for (const e of shared.errors)
+        this.log('warn', `policy names a GPU that is gone: ${e.message}`, { path: e.path });
+      await this.report(EdgeInventoryReported, { host: detection.host, inventory: detection.inventory });
+      await this.updateSummary(shared.uuids);
+      return true;
+    });
+  }
+
+  /** Reads the policy file again; an invalid one is refused and the current policy stays. */
+  async reloadPolicy(): Promise<
+    { ok: true; changed: boolean } | { ok: false; issues: readonly ValidationIssue[] }
+  > {
+    const parsed = parsePolicy(await this.options.readPolicy());
+    if (!parsed.ok) {
+      this.log('error', 'policy reload refused; keeping the current policy', { issues: parsed.issues });
+      return { ok: false, issues: parsed.issues };
+    }
+    const shared = resolveSharedGpus(parsed.policy, this.inventory);
+    if (shared.errors.length > 0) return { ok: false, issues: shared.errors };
+    return this.exclusive(async () => {
+      this.policy = parsed.policy;
+      return { ok: true as const, changed: await this.updateSummary(shared.uuids) };
+    });
+  }
+
+  /** Tells the control plane the edge leaves the network (the provider's decision). */
+  async deregister(reason: string): Promise<void> {
+    await this.exclusive(() => this.report(EdgeDeregistered, { reason: reason.slice(0, 256) }));
+    await this.flushed();
+  }
+
+  /** Resolves once every queued report was acknowledged. */
+  async flushed(): Promise<void> {
+    while (this.pending.length > 0 && !(this.stopped && !this.link)) {
+      this.kick();
+      await (this.flushing ?? Promise.resolve());
+      if (this.pending.length > 0) await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  /** The snapshot the reservation check sees (for `edge status` and tests). */
+  snapshot(): EdgeSnapshot {
+    return {
+      policy: this.policy,
+      inventory: this.inventory,
+      host: this.host,
+      sharedUuids: this.sharedUuids,
+      reservations: this.state.reservations,
+    };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private nowMs(): number {
+    return this.clock.now().getTime();
+  }
+
+  /** Runs state changes one at a time (reservations, reports, rescans). */
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.serial.then(fn, fn);
+    this.serial = run.catch(() => undefined);
+    return run;
+  }
+
+  private async register(): Promise<void> {
+    await this.exclusive(async () => {
+      await this.report(EdgeRegistered, {
+        name: this.policy.name,
+        agentVersion: AGENT_VERSION,
+        host: this.host,
+        inventory: this.inventory,
+        policy: this.summary,
+      });
+      this.state = {
+        ...this.state,
+        registeredAt: this.state.registeredAt ?? this.clock.now().toISOString(),
+        lastInventoryDigest: digestOf(this.inventory),
+        lastPolicyDigest: digestOf(this.summary),
+      };
+      await this.options.store.save(this.state);
+      if (this.state.reservations.length > 0)
+        await this.report(EdgeReservationsReported, { reservations: this.state.reservations });
+    });
+  }
+
+  private async updateSummary(shared: readonly string[]): Promise<boolean> {
+    this.sharedUuids = shared;
+    const summary = summarizePolicy(this.policy, shared, this.host);
+    if (digestOf(summary) === digestOf(this.summary)) return false;
+    this.summary = summary;
+    await this.report(EdgePolicyReported, { policy: summary });
+    this.state = {
+      ...this.state,
+      lastPolicyDigest: digestOf(summary),
+      lastInventoryDigest: digestOf(this.inventory),
+    };
+    await this.options.store.save(this.state);
+    return true;
+  }
+
+  /** Signs a report with the next sequence number (persisted first, never reused) and queues it. */
+  private async report<D extends SignedDef>(def: D, fields: Unsigned<D>): Promise<void> {
+    // Never below the clock in ms: even an edge whose state file was lost keeps its reports newer
+    // than the ones it sent before, so the control plane does not drop them as stale.
+    const sequence = Math.max(this.state.sequence + 1, this.nowMs());
+    this.state = { ...this.state, sequence };
+    await this.options.store.save(this.state);
+    const now = this.clock.now();
+    const unsigned = {
+      edgeId: this.edgeId,
+      publicKey: this.edgeId,
+      sequence,
+      signedAt: now.toISOString(),
+      ...fields,
+    } as Record<string, unknown>;
+    const signature = this.options.identity.sign(signingInput(def, unsigned));
+    const envelope = buildEnvelope(
+      def as MessageDefinition,
+      { ...unsigned, signature },
+      {
+        streamId: `edge-${this.edgeId}`,
+        occurredAt: now,
+      },
+    );
+    // A newer report of the same kind supersedes a queued one (registrations always go out).
+    if (def.type !== EdgeRegistered.type) this.pending = this.pending.filter((p) => p.type !== def.type);
+    this.pending.push({
+      type: def.type,
+      subject: def.subject({ edgeId: this.edgeId }, this.prefix),
+      envelope,
+    });
+    this.kick();
+  }
+
+  private kick(): void {
+    if (this.flushing) {
+      this.flushAgain = true;
+      return;
+    }
+    this.flushing = this.flush().finally(() => {
+      this.flushing = undefined;
+      if (this.flushAgain) {
+        this.flushAgain = false;
+        this.kick();
+      }
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const link = this.link;
+    if (!link) return;
+    while (this.pending.length > 0) {
+      const next = this.pending[0]!;
+      try {
+        await link.js.publish(next.subject, JSON.stringify(next.envelope), {
+          msgID: next.envelope.eventId,
+          timeout: this.options.publishTimeoutMs ?? 5_000,
+        });
+        if (this.pending[0] === next) this.pending.shift();
+        this.failures = 0;
+      } catch (error) {
+        this.failures += 1;
+        const delay = backoffMs(this.failures, (this.options.random ?? Math.random)());
+        this.log('warn', 'report not acknowledged; retrying', {
+          type: next.type,
+          delayMs: delay,
+          error: String(error),
+        });
+        clearTimeout(this.retryTimer);
+        if (!this.stopped || this.pending.length > 0) this.retryTimer = setTimeout(() => this.kick(), delay);
+        return;
+      }
+    }
+  }
+
+  private async pruneExpired(): Promise<void> {
+    const active = activeReservations(this.state.reservations, this.nowMs());
+    if (active.length === this.state.reservations.length) return;
+    this.state = { ...this.state, reservations: active };
+    await this.options.store.save(this.state);
+    await this.report(EdgeReservationsReported, { reservations: active });
+  }
+
+  private onCommand(msg: Msg): void {
+    void this.exclusive(() => this.handleCommand(msg)).catch((error: unknown) => {
+      this.log('error', 'command failed', { subject: msg.subject, error: String(error) });
+    });
+  }
+
+  private async handleCommand(msg: Msg): Promise<void> {
+    let envelope;
+    try {
+      envelope = commandRegistry.parse(msg.json());
+    } catch (error) {
+      const issues = (error as { issues?: ValidationIssue[] }).issues ?? [
+        { path: '', message: String(error) },
+      ];
+      this.log('warn', 'invalid command refused', { subject: msg.subject, issues });
+      const reply: ReservationReply = {
+        reservationId: 'unknown',
+        outcome: 'declined',
+        reasons: issues.slice(0, 64).map((i) => ({
+          code: 'INVALID_REQUEST',
+          message: i.message.slice(0, 512),
+          field: i.path.slice(0, 128) || null,
+        })),
+      };
+      if (msg.reply) msg.respond(JSON.stringify(reply));
+      return;
+    }
+    if (envelope.type === ReleaseOnEdge.type) {
+      const { reservationId } = envelope.data;
+      const before = this.state.reservations.length;
+      const remaining = this.state.reservations.filter((r) => r.reservationId !== reservationId);
+      const released = remaining.length !== before;
+      if (released) {
+        this.state = { ...this.state, reservations: remaining };
+        await this.options.store.save(this.state);
+        await this.report(EdgeReservationsReported, { reservations: remaining });
+      }
+      const reply: ReleaseReply = { reservationId, released };
+      if (msg.reply) msg.respond(JSON.stringify(reply));
+      return;
+    }
+    const request = envelope.data;
+    const decision = checkReservation(this.snapshot(), request, this.nowMs());
+    if (decision.outcome === 'declined') {
+      this.log('info', 'reservation declined', {
+        reservationId: request.reservationId,
+        reasons: decision.reasons.map((r) => r.code),
+      });
+      const reply: ReservationReply = {
+        reservationId: request.reservationId,
+        outcome: 'declined',
+        reasons: [...decision.reasons],
+      };
+      if (msg.reply) msg.respond(JSON.stringify(reply));
+      return;
+    }
+    if (!decision.repeated) {
+      this.state = {
+        ...this.state,
+        reservations: [...activeReservations(this.state.reservations, this.nowMs()), decision.reservation],
+      };
+      await this.options.store.save(this.state);
+      await this.report(EdgeReservationsReported, { reservations: this.state.reservations });
+    }
+    this.log('info', 'reservation accepted', {
+      reservationId: request.reservationId,
+      gpus: decision.reservation.gpuUuids.length,
+    });
+    const reply: ReservationReply = {
+      reservationId: request.reservationId,
+      outcome: 'accepted',
+      reasons: [],
+    };
+    if (msg.reply) msg.respond(JSON.stringify(reply));
+  }
+}

@@ -1,0 +1,259 @@
+import { parseDurationMs } from '@gpunet/ensemble-spec';
+import { access, mkdir, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { POLICY_TEMPLATE, parsePolicy } from '../domain/policy/policy';
+import { activeReservations } from '../domain/policy/reservation.check';
+import { resolveSharedGpus } from '../domain/policy/shared-gpus';
+import {
+  type Detection,
+  detect,
+  InvalidInventoryFileError,
+  readTextOrUndefined,
+} from '../infra/detect/detector';
+import { IdentityError, loadIdentity, loadOrCreateIdentity } from '../infra/identity.store';
+import { jsonLogger } from '../infra/logger';
+import { StateFileError, StateStore } from '../infra/state.store';
+import { EdgeAgent, PolicyRejectedError } from './edge-agent';
+
+/** What the edge's command line may do to the world; tests pass fakes. */
+export interface EdgeCliIo {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Resolves when the process is asked to stop (SIGTERM/SIGINT); `start` runs until then. */
+  readonly untilStopped: () => Promise<void>;
+  /** Calls `fn` on SIGHUP (reload the policy). */
+  readonly onReload: (fn: () => void) => void;
+  /** Overrides hardware detection (tests). */
+  readonly detect?: typeof detect;
+}
+
+export const ExitCode = { Ok: 0, Failed: 1, Usage: 2 } as const;
+
+const HELP = `provider-edge — the gpunet agent of one GPU host
+
+Usage:
+  provider-edge init   [--dir DIR]
+  provider-edge start  [--dir DIR] [--policy FILE] [--nats URL] [--simulate INVENTORY] [--heartbeat 5s] [--rescan 60s]
+  provider-edge status [--dir DIR] [--policy FILE] [--simulate INVENTORY] [--json]
+
+  --dir        the edge's directory: identity (edge.nk, 0600), state.json, policy.yaml
+               (default $GPUNET_EDGE_HOME or ~/.gpunet/edge)
+  --policy     the policy file (default DIR/policy.yaml)
+  --nats       NATS server URL (default $NATS_URL or nats://127.0.0.1:4222)
+  --simulate   a declared inventory file: simulated GPUs, labelled simulated in every report
+  --heartbeat  heartbeat period (default 5s); --rescan hardware rescan period (default 60s)
+  --prefix     subject namespace (tests only)
+
+SIGHUP reloads the policy file; SIGTERM/SIGINT stop the edge.
+`;
+
+class Usage extends Error {}
+
+const options = {
+  dir: { type: 'string' },
+  policy: { type: 'string' },
+  nats: { type: 'string' },
+  simulate: { type: 'string' },
+  heartbeat: { type: 'string' },
+  rescan: { type: 'string' },
+  prefix: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+const duration = (text: string | undefined, fallback: number, name: string): number => {
+  if (text === undefined) return fallback;
+  const d = parseDurationMs(text);
+  if (!d.ok) throw new Usage(`--${name}: ${d.reason}`);
+  return d.value;
+};
+
+const exists = async (path: string): Promise<boolean> =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
+
+/** Runs `provider-edge <command>` and returns the exit code. */
+export const runEdgeCli = async (argv: readonly string[], io: EdgeCliIo): Promise<number> => {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    (command === undefined ? io.err : io.out)(HELP);
+    return command === undefined ? ExitCode.Usage : ExitCode.Ok;
+  }
+  try {
+    const { values, positionals } = (() => {
+      try {
+        return parseArgs({ args: [...rest], options, allowPositionals: true, strict: true });
+      } catch (e) {
+        throw new Usage(e instanceof Error ? e.message : String(e));
+      }
+    })();
+    if (values.help) {
+      io.out(HELP);
+      return ExitCode.Ok;
+    }
+    if (positionals.length > 0) throw new Usage(`unexpected argument ${positionals[0]}`);
+    const dir = resolve(values.dir ?? io.env['GPUNET_EDGE_HOME'] ?? join(homedir(), '.gpunet', 'edge'));
+    const policyPath = resolve(values.policy ?? join(dir, 'policy.yaml'));
+    switch (command) {
+      case 'init':
+        return await init(dir, policyPath, io);
+      case 'start':
+        return await start(dir, policyPath, values, io);
+      case 'status':
+        return await status(dir, policyPath, values, io);
+      default:
+        throw new Usage(`unknown command ${command}`);
+    }
+  } catch (e) {
+    if (e instanceof Usage) {
+      io.err(`provider-edge: ${e.message}\n\n${HELP}`);
+      return ExitCode.Usage;
+    }
+    if (
+      e instanceof PolicyRejectedError ||
+      e instanceof IdentityError ||
+      e instanceof InvalidInventoryFileError ||
+      e instanceof StateFileError
+    ) {
+      io.err(`provider-edge ${command}: ${e.message}\n`);
+      return ExitCode.Failed;
+    }
+    throw e;
+  }
+};
+
+const init = async (dir: string, policyPath: string, io: EdgeCliIo): Promise<number> => {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const { identity, created } = await loadOrCreateIdentity(dir);
+  const wrotePolicy = !(await exists(policyPath));
+  if (wrotePolicy) await writeFile(policyPath, POLICY_TEMPLATE, { mode: 0o644, flag: 'wx' });
+  io.out(
+    [
+      `edge id (public nkey): ${identity.edgeId}`,
+      `identity: ${join(dir, 'edge.nk')} (${created ? 'created' : 'kept'}, mode 0600)`,
+      `policy:   ${policyPath} (${wrotePolicy ? 'template written: edit it' : 'kept'})`,
+      '',
+      'Give the edge id to the network operator: it becomes your NATS user, allowed to publish only on',
+      `edge.${identity.edgeId}.> and to receive only cmd.edge.${identity.edgeId}.>.`,
+      '',
+    ].join('\n'),
+  );
+  return ExitCode.Ok;
+};
+
+const detectWith = (io: EdgeCliIo, dir: string, simulate: string | undefined): Promise<Detection> =>
+  (io.detect ?? detect)({ workDir: dir, ...(simulate !== undefined ? { simulate: resolve(simulate) } : {}) });
+
+const start = async (
+  dir: string,
+  policyPath: string,
+  values: { nats?: string; simulate?: string; heartbeat?: string; rescan?: string; prefix?: string },
+  io: EdgeCliIo,
+): Promise<number> => {
+  const identity = await loadIdentity(dir);
+  const log = jsonLogger(io.out, { edgeId: identity.edgeId });
+  const agent = new EdgeAgent({
+    identity,
+    store: StateStore.in(dir),
+    readPolicy: async () => {
+      const text = await readTextOrUndefined(policyPath);
+      if (text === undefined)
+        throw new PolicyRejectedError([{ path: '', message: `cannot read ${policyPath}` }]);
+      return text;
+    },
+    detect: () => detectWith(io, dir, values.simulate),
+    nats: {
+      servers: values.nats ?? io.env['NATS_URL'] ?? 'nats://127.0.0.1:4222',
+      ...(values.prefix ? { prefix: values.prefix } : {}),
+    },
+    heartbeatIntervalMs: duration(values.heartbeat, 5_000, 'heartbeat'),
+    rescanIntervalMs: duration(values.rescan, 60_000, 'rescan'),
+    log,
+  });
+  await agent.start();
+  io.onReload(() => {
+    void agent
+      .reloadPolicy()
+      .then((r) =>
+        r.ok
+          ? log('info', r.changed ? 'policy reloaded and reported' : 'policy reloaded; nothing changed')
+          : log('error', 'policy reload refused', { issues: r.issues }),
+      );
+  });
+  await io.untilStopped();
+  log('info', 'stopping');
+  await agent.stop();
+  return ExitCode.Ok;
+};
+
+const status = async (
+  dir: string,
+  policyPath: string,
+  values: { simulate?: string; json?: boolean },
+  io: EdgeCliIo,
+): Promise<number> => {
+  const identity = await loadIdentity(dir);
+  const state = await StateStore.in(dir).load(identity.edgeId);
+  const detection = await detectWith(io, dir, values.simulate);
+  const policyText = await readTextOrUndefined(policyPath);
+  const policy = policyText === undefined ? null : parsePolicy(policyText);
+  const shared = policy?.ok ? resolveSharedGpus(policy.policy, detection.inventory) : null;
+  const problems = [
+    ...(policyText === undefined ? [{ path: '', message: `cannot read ${policyPath}` }] : []),
+    ...(policy && !policy.ok ? policy.issues : []),
+    ...(shared?.errors ?? []),
+  ];
+  const now = Date.now();
+  const report = {
+    edgeId: identity.edgeId,
+    directory: dir,
+    policy: { file: policyPath, valid: problems.length === 0, problems, warnings: shared?.warnings ?? [] },
+    simulated: detection.inventory.simulated,
+    backends: detection.backends.map((b) => ({ name: b.name, status: b.status, detail: b.detail })),
+    gpus: detection.inventory.gpus.map((g) => ({
+      id: `${g.vendor}:${g.index}`,
+      uuid: g.uuid,
+      model: g.model,
+      vramGiB: Math.round((g.vramBytes / 1024 ** 3) * 10) / 10,
+      shared: shared?.uuids.includes(g.uuid) ?? false,
+      utilizationPercent:
+        detection.backends.flatMap((b) => b.gpus).find((d) => d.uuid === g.uuid)?.utilizationPercent ?? null,
+    })),
+    host: {
+      cpuCores: detection.host.cpu.logicalCores,
+      memoryGiB: Math.round(detection.host.memoryBytes / 1024 ** 3),
+      containerRuntimes: detection.host.containerRuntimes,
+    },
+    registeredAt: state.registeredAt,
+    reportsSigned: state.sequence,
+    reservations: activeReservations(state.reservations, now),
+  };
+  if (values.json) {
+    io.out(`${JSON.stringify(report, null, 2)}\n`);
+  } else {
+    const lines = [
+      `edge ${report.edgeId}${report.simulated ? '  [SIMULATED inventory]' : ''}`,
+      `registered: ${report.registeredAt ?? 'never'}   signed reports: ${report.reportsSigned}`,
+      `policy: ${policyPath} — ${report.policy.valid ? 'valid' : 'INVALID'}`,
+      ...problems.map((p) => `  ${p.path || '(root)'}: ${p.message}`),
+      ...report.policy.warnings.map((w) => `  warning: ${w.message}`),
+      'detection:',
+      ...report.backends.map((b) => `  ${b.name.padEnd(9)} ${b.status}${b.detail ? ` — ${b.detail}` : ''}`),
+      `GPUs (${report.gpus.length}):`,
+      ...report.gpus.map(
+        (g) =>
+          `  ${g.id.padEnd(9)} ${g.model} ${g.vramGiB} GiB  ${g.shared ? 'shared' : 'not shared'}${g.utilizationPercent === null ? '' : `  ${g.utilizationPercent}% busy`}  ${g.uuid}`,
+      ),
+      `host: ${report.host.cpuCores} cores, ${report.host.memoryGiB} GiB, runtimes: ${report.host.containerRuntimes.map((r) => r.name).join(', ') || 'none'}`,
+      `reservations: ${report.reservations.length === 0 ? 'none' : report.reservations.map((r) => `${r.reservationId} (job ${r.jobId}, ${r.gpuUuids.length} GPUs, until ${r.expiresAt})`).join('; ')}`,
+      '',
+    ];
+    io.out(lines.join('\n'));
+  }
+  return problems.length === 0 ? ExitCode.Ok : ExitCode.Failed;
+};
