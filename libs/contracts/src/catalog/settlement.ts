@@ -556,11 +556,14 @@ export const ReconciliationMismatched = defineEvent({
 // ---------------------------------------------------------------------------------------------
 // Queries (core NATS request/reply)
 
-/** Account ids read `<asset>:<purpose>:<owner>`, e.g. `NTX:wallet:tenant-1`, `NTX:escrow:job-42`. */
+/**
+ * Account ids read `<asset>:<purpose>:<owner>`, e.g. `NTX:wallet:tenant-1`, `NTX:escrow:job-42`;
+ * striped accounts (platform fees, subnet treasuries) add `#<stripe>`: `NTX:fees:platform#0a`.
+ */
 export const AccountIdSchema = z
   .string()
   .regex(
-    /^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,260}$/,
+    /^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,260}(#[0-9a-f]{2})?$/,
     'must be an account id <asset>:<purpose>:<owner>',
   );
 
