@@ -67,6 +67,7 @@ const CONSTRAINTS: Record<string, LedgerErrorCode> = {
   ledger_transfers_amount_positive: 'INVALID_AMOUNT',
   ledger_transfers_pending_id: 'PENDING_ID_MISSING',
   ledger_transfers_credit_account_id_asset_fkey: 'ASSET_MISMATCH',
+  ledger_transfers_pending_id_fkey: 'PENDING_TRANSFER_NOT_FOUND',
 };
 
 interface PgError {

@@ -139,8 +139,20 @@ export const checkJobs = (
         ).toBe(true);
       }
     }
-    expect(treasuryOf(state.asset, state.subnetId)).toBeTruthy();
-    expect(platformFeesOf(state.asset)).toBeTruthy();
+    // Fees went to the stripes this job hashes to.
+    expect(sumOf(own, (t) => t.code === 'fee-subnet' && t.kind === 'post-pending')).toBe(
+      sumOf(
+        own,
+        (t) =>
+          t.creditAccountId === treasuryOf(state.asset, state.subnetId, jobId) && t.kind === 'post-pending',
+      ),
+    );
+    expect(sumOf(own, (t) => t.code === 'fee-platform' && t.kind === 'post-pending')).toBe(
+      sumOf(
+        own,
+        (t) => t.creditAccountId === platformFeesOf(state.asset, jobId) && t.kind === 'post-pending',
+      ),
+    );
   }
 };
 

@@ -25,8 +25,8 @@ const legAccount = (job: FundedJob, leg: Leg, providerId: string): string =>
   leg === 'charge'
     ? payableOf(job.asset, providerId)
     : leg === 'subnet-fee'
-      ? treasuryOf(job.asset, job.subnetId)
-      : platformFeesOf(job.asset);
+      ? treasuryOf(job.asset, job.subnetId, job.jobId)
+      : platformFeesOf(job.asset, job.jobId);
 
 export const jobTransfers = (state: JobSettlementState, event: JobSettlementEvent): Transfer[] => {
   switch (event.type) {

@@ -20,8 +20,8 @@ export interface RecordedTransfer extends Transfer {
 /**
  * The ledger, pure: the rules the Postgres ledger enforces in the database, in memory. Deciders'
  * property tests run against it; the contract suite checks that both ledgers accept and refuse the
- * same batches. A batch is atomic (TigerBeetle's `linked` chain): every transfer applies, in
- * order, each checked against the balances the previous ones left, or none does.
+ * same batches. A batch is atomic (TigerBeetle's `linked` chain): every transfer applies, in order,
+ * or none does; balance rules judge each account where the whole batch leaves it.
  */
 export class Ledger {
   private constructor(
@@ -191,8 +191,6 @@ export class Ledger {
         };
         resolved.set(t.pendingId, t.id);
       }
-      checkLimits(nextDebit, t.id);
-      checkLimits(nextCredit, t.id);
       accounts.set(nextDebit.id, nextDebit);
       accounts.set(nextCredit.id, nextCredit);
       sequence += 1;
@@ -200,6 +198,9 @@ export class Ledger {
       return 'created';
     });
 
+    // A batch is one decision: nobody observes its intermediate states, so each account is judged
+    // on where the whole batch leaves it (as Postgres's CHECK constraints do after ledger_apply).
+    for (const account of accounts.values()) checkLimits(account);
     for (const [id, account] of accounts) this.accountsById.set(id, account);
     for (const [id, transfer] of created) this.transfersById.set(id, transfer);
     for (const [pendingId, id] of resolved) this.resolvedBy.set(pendingId, id);
@@ -209,9 +210,9 @@ export class Ledger {
 }
 
 /** The balance rules: what Postgres's CHECK constraints say, counting pending amounts. */
-const checkLimits = (a: Account, transferId: string): void => {
+const checkLimits = (a: Account): void => {
   if (a.flags.debitsMustNotExceedCredits && a.debitsPending + a.debitsPosted > a.creditsPosted)
-    throw new LedgerError('EXCEEDS_CREDITS', `account ${a.id} would be overdrawn`, transferId);
+    throw new LedgerError('EXCEEDS_CREDITS', `account ${a.id} would be overdrawn`);
   if (a.flags.creditsMustNotExceedDebits && a.creditsPending + a.creditsPosted > a.debitsPosted)
-    throw new LedgerError('EXCEEDS_DEBITS', `account ${a.id}: credits would exceed debits`, transferId);
+    throw new LedgerError('EXCEEDS_DEBITS', `account ${a.id}: credits would exceed debits`);
 };

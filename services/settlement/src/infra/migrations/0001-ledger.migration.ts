@@ -28,11 +28,11 @@ export const ledgerSchemaSql = (s: string): string[] => [
     credits_posted  numeric(39, 0) NOT NULL DEFAULT 0,
     UNIQUE (id, asset),
     CONSTRAINT ledger_accounts_id_format CHECK (
-      id ~ '^[A-Z][A-Z0-9]{1,11}:(wallet|escrow|payable|treasury|fees|stake|chain):[A-Za-z0-9_@-]+$'
+      id ~ '^[A-Z][A-Z0-9]{1,11}:(wallet|escrow|payable|treasury|fees|stake|chain):[A-Za-z0-9_@-]+(#[0-9a-f]{2})?$'
       AND length(owner) <= 260
       AND asset = split_part(id, ':', 1)
       AND purpose = split_part(id, ':', 2)
-      AND id = asset || ':' || purpose || ':' || owner),
+      AND owner = split_part(split_part(id, ':', 3), '#', 1)),
     CONSTRAINT ledger_accounts_rule_by_purpose CHECK (
       credits_must_not_exceed_debits = (purpose = 'chain')
       AND debits_must_not_exceed_credits = (purpose <> 'chain')),
@@ -44,7 +44,7 @@ export const ledgerSchemaSql = (s: string): string[] => [
       NOT credits_must_not_exceed_debits OR credits_pending + credits_posted <= debits_posted)
   )`,
   `CREATE TABLE "${s}".ledger_transfers (
-    sequence          bigserial NOT NULL UNIQUE,
+    sequence          bigserial NOT NULL,
     id                text COLLATE "C" PRIMARY KEY,
     debit_account_id  text COLLATE "C" NOT NULL,
     credit_account_id text COLLATE "C" NOT NULL,
@@ -85,80 +85,109 @@ export const ledgerSchemaSql = (s: string): string[] => [
   `CREATE TRIGGER ledger_accounts_guard BEFORE UPDATE OR DELETE ON "${s}".ledger_accounts
      FOR EACH ROW EXECUTE FUNCTION "${s}".ledger_accounts_guard()`,
   /*
-   * Applies a batch of transfers atomically, in order, each checked against the balances the
-   * previous ones left (the CHECK constraints fire on every UPDATE). Accounts are opened on first
-   * use and locked in id order before anything changes, so concurrent batches never deadlock on
-   * each other and never lose an update. Returns 'created' or 'exists' per transfer.
+   * Applies a batch of transfers atomically, set-based: open the accounts it names, lock them in id
+   * order (concurrent batches never deadlock on them and never lose an update), insert the
+   * transfers (an id that exists with the same fields is `exists`, with others an error), check
+   * every post and void against its pending transfer, then move each account's four balances once,
+   * by the batch's net amounts — where the CHECK constraints judge the result. A batch is one
+   * decision: nobody can observe its intermediate states, so its accounts are judged after it.
+   * Returns 'created' or 'exists' per transfer, in order.
    */
   `CREATE FUNCTION "${s}".ledger_apply(
      p_ids text[], p_debits text[], p_credits text[], p_amounts numeric[], p_kinds text[],
      p_pending text[], p_codes text[], p_jobs text[], p_at timestamptz[]
    ) RETURNS text[] LANGUAGE plpgsql SET search_path = "${s}" AS $$
    DECLARE
-     n int := coalesce(array_length(p_ids, 1), 0);
-     results text[] := '{}';
-     existing ledger_transfers%ROWTYPE;
-     pend ledger_transfers%ROWTYPE;
-     posted numeric;
+     inserted text[];
+     results text[];
+     bad record;
    BEGIN
+     IF EXISTS (SELECT 1 FROM unnest(p_kinds, p_pending) AS b(kind, pending_id)
+                 WHERE b.kind IN ('posted', 'pending') AND b.pending_id IS NOT NULL) THEN
+       RAISE EXCEPTION 'only posts and voids name a pending transfer' USING ERRCODE = 'GL006';
+     END IF;
      PERFORM set_config('gpunet.ledger_apply', 'on', true);
      INSERT INTO ledger_accounts (id, asset, purpose, owner, debits_must_not_exceed_credits, credits_must_not_exceed_debits)
-       SELECT a, split_part(a, ':', 1), split_part(a, ':', 2),
-              substr(a, length(split_part(a, ':', 1)) + length(split_part(a, ':', 2)) + 3),
+       SELECT a, split_part(a, ':', 1), split_part(a, ':', 2), split_part(split_part(a, ':', 3), '#', 1),
               split_part(a, ':', 2) <> 'chain', split_part(a, ':', 2) = 'chain'
          FROM (SELECT DISTINCT unnest(p_debits || p_credits) AS a) accounts
        ON CONFLICT (id) DO NOTHING;
      PERFORM 1 FROM ledger_accounts WHERE id = ANY (p_debits || p_credits) ORDER BY id FOR UPDATE;
-     FOR i IN 1 .. n LOOP
-       SELECT * INTO existing FROM ledger_transfers WHERE id = p_ids[i];
-       IF FOUND THEN
-         IF existing.debit_account_id = p_debits[i] AND existing.credit_account_id = p_credits[i]
-            AND existing.amount = p_amounts[i] AND existing.kind = p_kinds[i]
-            AND existing.pending_id IS NOT DISTINCT FROM p_pending[i] AND existing.code = p_codes[i] THEN
-           results := results || 'exists'::text;
-           CONTINUE;
-         END IF;
-         RAISE EXCEPTION 'transfer % exists with other fields', p_ids[i] USING ERRCODE = 'GL001';
-       END IF;
-       IF p_kinds[i] IN ('post-pending', 'void-pending') THEN
-         SELECT * INTO pend FROM ledger_transfers WHERE id = p_pending[i];
-         IF NOT FOUND THEN
-           RAISE EXCEPTION 'transfer %: no pending transfer %', p_ids[i], p_pending[i] USING ERRCODE = 'GL002';
-         END IF;
-         IF pend.kind <> 'pending' THEN
-           RAISE EXCEPTION 'transfer %: % is not pending', p_ids[i], p_pending[i] USING ERRCODE = 'GL003';
-         END IF;
-         IF pend.debit_account_id <> p_debits[i] OR pend.credit_account_id <> p_credits[i] THEN
-           RAISE EXCEPTION 'transfer %: accounts differ from %', p_ids[i], p_pending[i] USING ERRCODE = 'GL004';
-         END IF;
-         IF (p_kinds[i] = 'post-pending' AND p_amounts[i] > pend.amount)
-            OR (p_kinds[i] = 'void-pending' AND p_amounts[i] <> pend.amount) THEN
-           RAISE EXCEPTION 'transfer %: % of % against pending %', p_ids[i], p_kinds[i], p_amounts[i], pend.amount
-             USING ERRCODE = 'GL005';
-         END IF;
-       ELSIF p_pending[i] IS NOT NULL THEN
-         RAISE EXCEPTION 'transfer %: only posts and voids name a pending transfer', p_ids[i] USING ERRCODE = 'GL006';
-       END IF;
+
+     WITH added AS (
        INSERT INTO ledger_transfers (id, debit_account_id, credit_account_id, asset, amount, kind, pending_id, code, job_id, at)
-         VALUES (p_ids[i], p_debits[i], p_credits[i], split_part(p_debits[i], ':', 1), p_amounts[i], p_kinds[i],
-                 p_pending[i], p_codes[i], p_jobs[i], p_at[i]);
-       IF p_kinds[i] = 'posted' THEN
-         UPDATE ledger_accounts SET debits_posted = debits_posted + p_amounts[i] WHERE id = p_debits[i];
-         UPDATE ledger_accounts SET credits_posted = credits_posted + p_amounts[i] WHERE id = p_credits[i];
-       ELSIF p_kinds[i] = 'pending' THEN
-         UPDATE ledger_accounts SET debits_pending = debits_pending + p_amounts[i] WHERE id = p_debits[i];
-         UPDATE ledger_accounts SET credits_pending = credits_pending + p_amounts[i] WHERE id = p_credits[i];
-       ELSE
-         posted := CASE WHEN p_kinds[i] = 'post-pending' THEN p_amounts[i] ELSE 0 END;
-         UPDATE ledger_accounts SET debits_pending = debits_pending - pend.amount, debits_posted = debits_posted + posted
-           WHERE id = p_debits[i];
-         UPDATE ledger_accounts SET credits_pending = credits_pending - pend.amount, credits_posted = credits_posted + posted
-           WHERE id = p_credits[i];
+         SELECT b.id, b.debit, b.credit, split_part(b.debit, ':', 1), b.amount, b.kind, b.pending_id, b.code, b.job_id, b.at
+           FROM unnest(p_ids, p_debits, p_credits, p_amounts, p_kinds, p_pending, p_codes, p_jobs, p_at)
+                WITH ORDINALITY AS b(id, debit, credit, amount, kind, pending_id, code, job_id, at, ord)
+          ORDER BY b.ord
+       ON CONFLICT (id) DO NOTHING
+       RETURNING id)
+     SELECT coalesce(array_agg(id), '{}') INTO inserted FROM added;
+
+     -- What was not inserted exists already (or twice in the batch): it must be the same transfer.
+     SELECT b.id INTO bad
+       FROM unnest(p_ids, p_debits, p_credits, p_amounts, p_kinds, p_pending, p_codes)
+            AS b(id, debit, credit, amount, kind, pending_id, code)
+       JOIN ledger_transfers t ON t.id = b.id
+      WHERE (t.debit_account_id, t.credit_account_id, t.amount, t.kind, t.code) IS DISTINCT FROM
+            (b.debit, b.credit, b.amount, b.kind, b.code)
+         OR t.pending_id IS DISTINCT FROM b.pending_id
+      LIMIT 1;
+     IF FOUND THEN
+       RAISE EXCEPTION 'transfer % exists with other fields', bad.id USING ERRCODE = 'GL001';
+     END IF;
+
+     -- Posts and voids against their pending transfer (existence: the foreign key; once: the unique index).
+     SELECT b.id, b.kind, b.amount, b.debit, b.credit, p.kind AS pending_kind, p.amount AS pending_amount,
+            p.debit_account_id AS pending_debit, p.credit_account_id AS pending_credit INTO bad
+       FROM unnest(p_ids, p_debits, p_credits, p_amounts, p_kinds, p_pending) AS b(id, debit, credit, amount, kind, pending_id)
+       JOIN ledger_transfers p ON p.id = b.pending_id
+      WHERE b.kind IN ('post-pending', 'void-pending') AND b.id = ANY (inserted)
+        AND (p.kind <> 'pending' OR p.debit_account_id <> b.debit OR p.credit_account_id <> b.credit
+             OR (b.kind = 'post-pending' AND b.amount > p.amount) OR (b.kind = 'void-pending' AND b.amount <> p.amount))
+      LIMIT 1;
+     IF FOUND THEN
+       IF bad.pending_kind <> 'pending' THEN
+         RAISE EXCEPTION 'transfer %: its pending transfer is not pending', bad.id USING ERRCODE = 'GL003';
+       ELSIF bad.pending_debit <> bad.debit OR bad.pending_credit <> bad.credit THEN
+         RAISE EXCEPTION 'transfer %: accounts differ from its pending transfer''s', bad.id USING ERRCODE = 'GL004';
        END IF;
-       results := results || 'created'::text;
-     END LOOP;
+       RAISE EXCEPTION 'transfer %: % of % against pending %', bad.id, bad.kind, bad.amount, bad.pending_amount
+         USING ERRCODE = 'GL005';
+     END IF;
+
+     -- Each account moves once, by the net of the batch; the CHECK constraints judge the result.
+     UPDATE ledger_accounts a
+        SET debits_pending = a.debits_pending + d.dp, debits_posted = a.debits_posted + d.dpo,
+            credits_pending = a.credits_pending + d.cp, credits_posted = a.credits_posted + d.cpo
+       FROM (
+         SELECT acct, sum(dp) AS dp, sum(dpo) AS dpo, sum(cp) AS cp, sum(cpo) AS cpo
+           FROM (
+             SELECT side.acct, side.is_debit, f.kind, f.amount, p.amount AS pending_amount,
+                    CASE WHEN side.is_debit THEN pend ELSE 0 END AS dp,
+                    CASE WHEN side.is_debit THEN post ELSE 0 END AS dpo,
+                    CASE WHEN side.is_debit THEN 0 ELSE pend END AS cp,
+                    CASE WHEN side.is_debit THEN 0 ELSE post END AS cpo
+               FROM (SELECT b.*, row_number() OVER (PARTITION BY b.id ORDER BY b.ord) AS occurrence
+                       FROM unnest(p_ids, p_debits, p_credits, p_amounts, p_kinds, p_pending)
+                            WITH ORDINALITY AS b(id, debit, credit, amount, kind, pending_id, ord)) f
+               LEFT JOIN ledger_transfers p ON p.id = f.pending_id
+               CROSS JOIN LATERAL (VALUES (f.debit, true), (f.credit, false)) AS side(acct, is_debit)
+               CROSS JOIN LATERAL (SELECT
+                   CASE f.kind WHEN 'pending' THEN f.amount WHEN 'posted' THEN 0 ELSE -p.amount END AS pend,
+                   CASE f.kind WHEN 'posted' THEN f.amount WHEN 'post-pending' THEN f.amount ELSE 0 END AS post) AS m
+              WHERE f.occurrence = 1 AND f.id = ANY (inserted)
+           ) legs
+          GROUP BY acct
+       ) d
+      WHERE a.id = d.acct;
+
+     SELECT array_agg(CASE WHEN b.id = ANY (inserted) AND b.occurrence = 1 THEN 'created' ELSE 'exists' END ORDER BY b.ord)
+       INTO results
+       FROM (SELECT u.id, u.ord, row_number() OVER (PARTITION BY u.id ORDER BY u.ord) AS occurrence
+               FROM unnest(p_ids) WITH ORDINALITY AS u(id, ord)) b;
      PERFORM set_config('gpunet.ledger_apply', 'off', true);
-     RETURN results;
+     RETURN coalesce(results, '{}');
    END $$`,
 ];
 
