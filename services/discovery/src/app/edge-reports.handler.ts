@@ -75,15 +75,25 @@ export class ProviderCommands {
  * and counting what does not), turns it into a provider command and applies it. A report is also a
  * sign of life.
  */
-export const handleEdgeReport =
-  (deps: { commands: ProviderCommands; clock: Clock; metrics: DiscoveryMetrics; prefix: string }) =>
-  async (envelope: Envelope, context: HandlerContext): Promise<void> => {
+export const handleEdgeReport = (deps: {
+  commands: ProviderCommands;
+  clock: Clock;
+  metrics: DiscoveryMetrics;
+  prefix: string;
+}) => {
+  const counted = new Set<string>();
+  return async (envelope: Envelope, context: HandlerContext): Promise<void> => {
     const def = byType.get(envelope.type);
     if (!def) return;
     const data = envelope.data as PayloadOf<typeof EdgeRegistered>;
     const failure = verifyEdgeReport(def, edgeIdOfSubject(context.subject, deps.prefix), data);
     if (failure !== null) {
-      deps.metrics.reportsRejected.inc({ reason: failure });
+      // A batch that fails is re-run message by message: count each refused message once.
+      if (!counted.has(envelope.eventId)) {
+        if (counted.size >= 10_000) counted.clear();
+        counted.add(envelope.eventId);
+        deps.metrics.reportsRejected.inc({ reason: failure });
+      }
       throw new EdgeReportRejectedError(failure, context.subject);
     }
     const at = deps.clock.now().toISOString();
@@ -100,6 +110,7 @@ export const handleEdgeReport =
       [data.edgeId, at],
     );
   };
+};
 
 const toCommand = (
   envelope: Envelope,

@@ -7,7 +7,7 @@ import {
   waitFor,
   FakeClock,
 } from '@gpunet/testing';
-import { createUser } from '@nats-io/nkeys';
+import { createUser, fromSeed } from '@nats-io/nkeys';
 import { type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -120,9 +120,11 @@ export const startEdgeProcess = async (options: {
   readonly nats: string;
   readonly prefix: string;
   readonly heartbeat?: string;
+  /** The edge's nkey seed (`SU…`); default a new one. */
+  readonly seed?: string;
 }): Promise<EdgeProcess> => {
   const dir = await mkdtemp(join(tmpdir(), `gpunet-edge-${options.name}-`));
-  const kp = createUser();
+  const kp = options.seed ? fromSeed(new TextEncoder().encode(options.seed)) : createUser();
   await writeFile(join(dir, 'edge.nk'), `${new TextDecoder().decode(kp.getSeed())}\n`, { mode: 0o600 });
   await writeFile(join(dir, 'policy.yaml'), POLICY(options.name));
   await writeFile(join(dir, 'inventory.yaml'), options.inventory);
