@@ -179,7 +179,7 @@ export class PostgresLedger {
     }
     if (where.afterSequence !== undefined) {
       params.push(where.afterSequence);
-      conditions.push(`sequence > $${params.length}`);
+      conditions.push(`ledger_transfers.sequence > $${params.length}`);
     }
     let limit = '';
     if (where.limit !== undefined) {
@@ -189,7 +189,8 @@ export class PostgresLedger {
     const rows = await sql.query<TransferRow>(
       `SELECT sequence::text, id, debit_account_id, credit_account_id, asset, amount::text, kind, pending_id, code, job_id, at
          FROM "${this.schema}".ledger_transfers
-        ${conditions.length ? `WHERE ${conditions.join(' AND ')}` : ''} ORDER BY sequence ${limit}`,
+        ${conditions.length ? `WHERE ${conditions.join(' AND ')}` : ''}
+        ORDER BY ledger_transfers.sequence ${limit}`,
       params,
     );
     return rows.map((r) => ({

@@ -63,6 +63,14 @@ export const ledgerSchemaSql = (s: string): string[] => [
   )`,
   // A pending transfer is posted or voided at most once, whatever the id of the resolving transfer.
   `CREATE UNIQUE INDEX ledger_transfers_resolve_once ON "${s}".ledger_transfers (pending_id) WHERE pending_id IS NOT NULL`,
+  // Where each chain adapter's deposit scan resumes (deposits are credited once by id anyway).
+  `CREATE TABLE "${s}".chain_cursors (
+    chain      text NOT NULL,
+    asset      text NOT NULL,
+    cursor     text,
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (chain, asset)
+  )`,
   `CREATE INDEX ledger_transfers_by_job ON "${s}".ledger_transfers (job_id, sequence) WHERE job_id IS NOT NULL`,
   `CREATE INDEX ledger_transfers_by_debit ON "${s}".ledger_transfers (debit_account_id, sequence)`,
   `CREATE INDEX ledger_transfers_by_credit ON "${s}".ledger_transfers (credit_account_id, sequence)`,
@@ -203,6 +211,7 @@ export class LedgerTables1733000000000 implements MigrationInterface {
     await runner.query(`DROP FUNCTION IF EXISTS "${s}".ledger_apply`);
     await runner.query(`DROP TABLE IF EXISTS "${s}".ledger_transfers`);
     await runner.query(`DROP TABLE IF EXISTS "${s}".ledger_accounts`);
+    await runner.query(`DROP TABLE IF EXISTS "${s}".chain_cursors`);
     await runner.query(`DROP FUNCTION IF EXISTS "${s}".ledger_transfers_immutable`);
     await runner.query(`DROP FUNCTION IF EXISTS "${s}".ledger_accounts_guard`);
   }

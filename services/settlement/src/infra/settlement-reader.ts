@@ -1,0 +1,242 @@
+import {
+  type AccountStatementQuery,
+  foldEvents,
+  type JobStatementQuery,
+  type QueryResponse,
+  type SettlementBalancesQuery,
+  type SubnetEconomicsQuery,
+} from '@gpunet/contracts';
+import type { Database, PostgresEventStore } from '@gpunet/eventing';
+import {
+  type JobSettlementEvent,
+  jobSettlementDecider,
+  jobStreamId,
+} from '../domain/job/job-settlement.decider';
+import type { Account, RecordedTransfer } from '../domain/ledger/ledger';
+import { toWire } from '../domain/money';
+import { type SubnetEvent, subnetDecider, subnetStreamId } from '../domain/subnet/subnet.decider';
+import type { PostgresLedger } from './postgres-ledger';
+
+type Balances = QueryResponse<typeof SettlementBalancesQuery>;
+type Statement = QueryResponse<typeof AccountStatementQuery>;
+type JobStatement = QueryResponse<typeof JobStatementQuery>;
+type SubnetEconomics = QueryResponse<typeof SubnetEconomicsQuery>;
+
+const balanceOf = (a: Account): Balances['accounts'][number] => {
+  const debitNormal = a.flags.creditsMustNotExceedDebits;
+  const balance = debitNormal ? a.debitsPosted - a.creditsPosted : a.creditsPosted - a.debitsPosted;
+  const available = balance - (debitNormal ? a.creditsPending : a.debitsPending);
+  return {
+    accountId: a.id,
+    asset: a.asset,
+    purpose: a.purpose,
+    ownerId: a.owner,
+    debitsPending: toWire(a.debitsPending),
+    debitsPosted: toWire(a.debitsPosted),
+    creditsPending: toWire(a.creditsPending),
+    creditsPosted: toWire(a.creditsPosted),
+    balance: toWire(balance),
+    available: toWire(available),
+  };
+};
+
+const legOf = (t: RecordedTransfer): JobStatement['legs'][number] => ({
+  transferId: t.id,
+  sequence: t.sequence,
+  kind: t.kind,
+  code: t.code,
+  debitAccountId: t.debitAccountId,
+  creditAccountId: t.creditAccountId,
+  amount: toWire(t.amount),
+  pendingId: t.pendingId,
+  jobId: t.jobId,
+  at: t.at,
+});
+
+const sum = (transfers: readonly RecordedTransfer[], where: (t: RecordedTransfer) => boolean): bigint =>
+  transfers.filter(where).reduce((s, t) => s + t.amount, 0n);
+
+/** Answers settlement's queries from the ledger tables and the event store. */
+export class SettlementReader {
+  constructor(
+    private readonly db: Database,
+    private readonly store: PostgresEventStore,
+    private readonly ledger: PostgresLedger,
+  ) {}
+
+  async balances(request: { ownerId?: string; accountIds?: string[]; asset?: string }): Promise<Balances> {
+    const accounts = await this.ledger.accounts(this.db, {
+      ...(request.accountIds ? { ids: request.accountIds } : {}),
+      ...(request.ownerId ? { owner: request.ownerId } : {}),
+      ...(request.asset ? { asset: request.asset } : {}),
+    });
+    return { accounts: accounts.map(balanceOf) };
+  }
+
+  async accountStatement(request: {
+    accountId: string;
+    afterSequence: number;
+    limit: number;
+  }): Promise<Statement> {
+    const [account] = await this.ledger.accounts(this.db, { ids: [request.accountId] });
+    const page = await this.ledger.transfers(this.db, {
+      accountId: request.accountId,
+      afterSequence: request.afterSequence,
+      limit: request.limit + 1,
+    });
+    const entries = page.slice(0, request.limit).map((t) => ({
+      ...legOf(t),
+      direction: t.debitAccountId === request.accountId ? ('debit' as const) : ('credit' as const),
+    }));
+    return {
+      account: account ? balanceOf(account) : null,
+      entries,
+      nextAfterSequence: page.length > request.limit ? entries.at(-1)!.sequence : null,
+    };
+  }
+
+  /** A job's money and every ledger leg of it (escrow, accruals, posts, voids, refund, slashes). */
+  async jobStatement(jobId: string): Promise<JobStatement> {
+    const events = (await this.store.readStream(jobStreamId(jobId))).map(
+      (e) => ({ type: e.type, data: e.data }) as JobSettlementEvent,
+    );
+    const state = foldEvents(jobSettlementDecider, events);
+    const legs = await this.ledger.transfers(this.db, { jobId });
+    const empty = {
+      funded: '0',
+      paidToProviders: '0',
+      subnetFees: '0',
+      platformFees: '0',
+      refunded: '0',
+      pending: '0',
+      escrowBalance: '0',
+    };
+    if (state.status === 'unknown' || state.status === 'rejected') {
+      const rejected = events.find((e) => e.type === 'escrow.rejected');
+      return {
+        jobId,
+        status: state.status,
+        tenantId: state.status === 'rejected' ? state.tenantId : null,
+        subnetId: rejected?.type === 'escrow.rejected' ? rejected.data.subnetId : null,
+        asset: rejected?.type === 'escrow.rejected' ? rejected.data.asset : null,
+        ...empty,
+        legs: legs.map(legOf),
+      };
+    }
+    const escrow = `${state.asset}:escrow:${jobId}`;
+    const fromEscrow = legs.filter((t) => t.debitAccountId === escrow);
+    const posted = (code: RecordedTransfer['code']) =>
+      sum(fromEscrow, (t) => t.code === code && (t.kind === 'posted' || t.kind === 'post-pending'));
+    const resolved = new Set(fromEscrow.flatMap((t) => (t.pendingId ? [t.pendingId] : [])));
+    const pending = sum(fromEscrow, (t) => t.kind === 'pending' && !resolved.has(t.id));
+    const funded = sum(legs, (t) => t.code === 'escrow-fund');
+    const paid = posted('usage-charge');
+    const subnetFees = posted('fee-subnet');
+    const platformFees = posted('fee-platform');
+    const refunded = posted('refund');
+    return {
+      jobId,
+      status: state.status,
+      tenantId: state.tenantId,
+      subnetId: state.subnetId,
+      asset: state.asset,
+      funded: toWire(funded),
+      paidToProviders: toWire(paid),
+      subnetFees: toWire(subnetFees),
+      platformFees: toWire(platformFees),
+      refunded: toWire(refunded),
+      pending: toWire(pending),
+      escrowBalance: toWire(funded - paid - subnetFees - platformFees - refunded),
+      legs: legs.map(legOf),
+    };
+  }
+
+  async subnetEconomics(subnetId: string): Promise<SubnetEconomics> {
+    const state = foldEvents(
+      subnetDecider,
+      (await this.store.readStream(subnetStreamId(subnetId))).map(
+        (e) => ({ type: e.type, data: e.data }) as SubnetEvent,
+      ),
+    );
+    if (!state.exists) {
+      return {
+        subnetId,
+        exists: false,
+        ownerId: null,
+        asset: null,
+        version: 0,
+        parameters: null,
+        ownerStake: '0',
+        treasury: '0',
+        providers: [],
+        totalProviderStake: '0',
+        jobsSettled: 0,
+        paidToProviders: '0',
+        subnetFees: '0',
+      };
+    }
+    const treasury = await this.ledger.accounts(this.db, { owner: subnetId, asset: state.asset });
+    const treasuryBalance = treasury
+      .filter((a) => a.purpose === 'treasury')
+      .reduce((s, a) => s + a.creditsPosted - a.debitsPosted, 0n);
+    const [settled] = await this.db.query<{ jobs: string; paid: string; fees: string }>(
+      `SELECT count(*)::text AS jobs,
+              coalesce(sum((data->>'paidToProviders')::numeric), 0)::text AS paid,
+              coalesce(sum((data->>'subnetFees')::numeric), 0)::text AS fees
+         FROM "${this.db.schema}".events
+        WHERE type = 'job.settled' AND data->>'subnetId' = $1`,
+      [subnetId],
+    );
+    const providers = [...state.members.values()].sort((a, b) => (a.providerId < b.providerId ? -1 : 1));
+    return {
+      subnetId,
+      exists: true,
+      ownerId: state.ownerId,
+      asset: state.asset,
+      version: state.version,
+      parameters: state.parameters,
+      ownerStake: toWire(state.ownerStake),
+      treasury: toWire(treasuryBalance),
+      providers: providers.map((m) => ({
+        providerId: m.providerId,
+        stake: toWire(m.stake),
+        status: m.status,
+        unbondsAt: m.unbondsAt,
+        slashed: toWire(m.slashed),
+      })),
+      totalProviderStake: toWire(providers.reduce((s, m) => s + m.stake, 0n)),
+      jobsSettled: Number(settled?.jobs ?? 0),
+      paidToProviders: settled?.paid ?? '0',
+      subnetFees: settled?.fees ?? '0',
+    };
+  }
+
+  /** Withdrawals held and not yet resolved: the chain watcher submits and polls them. */
+  async openWithdrawals(): Promise<
+    { withdrawalId: string; asset: string; amount: bigint; destination: string }[]
+  > {
+    const rows = await this.db.query<{
+      data: { withdrawalId: string; asset: string; amount: string; destination: string };
+    }>(
+      `SELECT e.data FROM "${this.db.schema}".events e
+        WHERE e.type = 'withdrawal.held'
+          AND NOT EXISTS (SELECT 1 FROM "${this.db.schema}".events r
+                           WHERE r.stream_id = e.stream_id AND r.type IN ('withdrawal.completed', 'withdrawal.failed'))
+        ORDER BY e.global_position`,
+    );
+    return rows.map(({ data }) => ({ ...data, amount: BigInt(data.amount) }));
+  }
+
+  /** Subnets with a provider whose unbonding period ended by `now` and whose stake is still locked. */
+  async subnetsWithDueUnbonding(now: Date): Promise<string[]> {
+    const rows = await this.db.query<{ subnet_id: string }>(
+      `SELECT DISTINCT e.data->>'subnetId' AS subnet_id FROM "${this.db.schema}".events e
+        WHERE e.type = 'subnet.provider-left' AND (e.data->>'unbondsAt')::timestamptz <= $1
+          AND NOT EXISTS (SELECT 1 FROM "${this.db.schema}".events r
+                           WHERE r.stream_id = e.stream_id AND r.type = 'subnet.stake-released'
+                             AND r.data->>'providerId' = e.data->>'providerId' AND r.stream_version > e.stream_version)`,
+      [now.toISOString()],
+    );
+    return rows.map((r) => r.subnet_id);
+  }
+}

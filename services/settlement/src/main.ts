@@ -1,0 +1,21 @@
+import { runService } from '@gpunet/service-runtime';
+import { configFromEnv } from './app/settlement.config';
+import { SettlementModule } from './app/settlement.module';
+import { SimulatedChainAdapter } from './infra/chain/simulated-chain.adapter';
+
+const config = configFromEnv(process.env);
+
+runService({
+  name: 'settlement',
+  module: ({ metrics, logger }) =>
+    SettlementModule.forRoot({
+      config,
+      // The only adapter built so far; configFromEnv refuses `cardano` until it exists.
+      chain: new SimulatedChainAdapter({ assets: config.assets }),
+      metrics,
+      onError: (error, context) => logger.error({ err: error }, context),
+    }),
+}).catch(() => {
+  // runService has logged the failure.
+  process.exitCode = 1;
+});
