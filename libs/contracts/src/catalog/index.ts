@@ -7,6 +7,7 @@ export * from './system';
 export * from './providers';
 export * from './jobs';
 export * from './settlement';
+export * from './benchmarking';
 
 /**
  * Every message gpunet puts on the wire. Services build their registries from this list (or a
