@@ -1,0 +1,272 @@
+import type { PayloadOf, JobSubmitted } from '@gpunet/contracts';
+import { given } from '@gpunet/testing';
+import { describe, expect, it } from 'vitest';
+import {
+  type JobSettlementCommand,
+  jobSettlementDecider,
+  type JobSettlementEvent,
+  JobNotKnownYetError,
+  type SubnetParameters,
+  type SubnetTermsView,
+} from '../src/domain/job/job-settlement.decider';
+import { jobTransfers } from '../src/domain/job/job-settlement.effects';
+
+const AT = '2030-01-01T00:00:00.000Z';
+const PARAMETERS: SubnetParameters = {
+  gpuClasses: ['H100', 'A100'],
+  pricing: { mode: 'fixed', pricePerGpuHour: { H100: '3600000', A100: '1800000' } },
+  billingIncrementSeconds: 60,
+  minimumChargeSeconds: 60,
+  subnetFeeBps: 500,
+  providerMinStake: '0',
+  slashing: { 'host-lost': 1000 },
+  unbondingSeconds: 60,
+  membership: { mode: 'open' },
+};
+const SUBNET: SubnetTermsView = { subnetId: 'sub', asset: 'NTX', version: 3, parameters: PARAMETERS };
+const JOB: PayloadOf<typeof JobSubmitted> = {
+  jobId: 'j1',
+  tenantId: 't1',
+  subnetId: 'sub',
+  asset: 'NTX',
+  gpus: 2,
+  gpuClasses: ['H100'],
+  maxPricePerGpuHour: '3600000',
+  maxDurationSeconds: 600,
+  submittedAt: AT,
+};
+const fund = (
+  overrides: Partial<Extract<JobSettlementCommand, { type: 'FundJob' }>> = {},
+): JobSettlementCommand => ({
+  type: 'FundJob',
+  job: JOB,
+  subnet: SUBNET,
+  available: 10_000_000n,
+  platformFeeBps: 200,
+  lowEscrowBps: 1000,
+  at: AT,
+  ...overrides,
+});
+
+/** The events a command leads to after the given history (decided for real, not written by hand). */
+const history = (...commands: JobSettlementCommand[]): JobSettlementEvent[] => {
+  let state = jobSettlementDecider.initialState;
+  const events: JobSettlementEvent[] = [];
+  for (const c of commands) {
+    for (const e of jobSettlementDecider.decide(c, state)) {
+      events.push(e);
+      state = jobSettlementDecider.evolve(state, e);
+    }
+  }
+  return events;
+};
+const funded = () => history(fund());
+const usage = (seq: number, gpuSeconds: number, providerId = 'p1', gpus = 2): JobSettlementCommand => ({
+  type: 'MeterUsage',
+  jobId: 'j1',
+  seq,
+  providers: [{ providerId, gpuClass: 'H100', gpus, gpuSeconds }],
+  at: AT,
+});
+
+describe('job settlement: escrow at submission', () => {
+  it('funds max price × GPUs × max billable time + fees, with the subnet version pinned', () => {
+    // 2 GPUs × 600 s × 1 000/s = 1 200 000; + 5 % + 2 %.
+    given(jobSettlementDecider)
+      .when(fund())
+      .then([
+        {
+          type: 'job.funded',
+          data: {
+            jobId: 'j1',
+            tenantId: 't1',
+            subnetId: 'sub',
+            subnetVersion: 3,
+            asset: 'NTX',
+            gpus: 2,
+            gpuClasses: ['H100'],
+            maxDurationSeconds: 600,
+            escrow: '1284000',
+            maxCharge: '1200000',
+            subnetFee: '60000',
+            platformFee: '24000',
+            terms: {
+              pricing: { mode: 'fixed', pricePerGpuHour: { H100: '3600000' } },
+              maxPricePerGpuHour: '3600000',
+              billingIncrementSeconds: 60,
+              minimumChargeSeconds: 60,
+              subnetFeeBps: 500,
+              platformFeeBps: 200,
+              lowEscrowBps: 1000,
+              slashing: { 'host-lost': 1000 },
+            },
+            fundedAt: AT,
+          },
+        },
+      ]);
+  });
+
+  const rejections: { name: string; command: JobSettlementCommand; reason: string }[] = [
+    { name: 'an unknown subnet', command: fund({ subnet: null }), reason: 'unknown-subnet' },
+    {
+      name: 'another asset',
+      command: fund({ subnet: { ...SUBNET, asset: 'GPU' } }),
+      reason: 'asset-mismatch',
+    },
+    {
+      name: 'no class in common',
+      command: fund({ job: { ...JOB, gpuClasses: ['RTX4090'] } }),
+      reason: 'no-allowed-gpu-class',
+    },
+    {
+      name: 'a max price below the subnet price',
+      command: fund({ job: { ...JOB, maxPricePerGpuHour: '3599999' } }),
+      reason: 'price-below-subnet-price',
+    },
+    {
+      name: 'too little in the wallet',
+      command: fund({ available: 1_283_999n }),
+      reason: 'insufficient-funds',
+    },
+  ];
+  for (const r of rejections) {
+    it(`rejects ${r.name}: ${r.reason}`, () => {
+      const [event, ...rest] = jobSettlementDecider.decide(r.command, jobSettlementDecider.initialState);
+      expect(rest).toEqual([]);
+      expect(event).toMatchObject({ type: 'escrow.rejected', data: { reason: r.reason, jobId: 'j1' } });
+      expect(jobTransfers(jobSettlementDecider.initialState, event!)).toEqual([]);
+    });
+  }
+
+  it('funds only the affordable classes of an "any class" job', () => {
+    const [event] = jobSettlementDecider.decide(
+      fund({ job: { ...JOB, gpuClasses: [], maxPricePerGpuHour: '2000000' } }),
+      jobSettlementDecider.initialState,
+    );
+    expect(event).toMatchObject({ type: 'job.funded', data: { gpuClasses: ['A100'] } });
+  });
+
+  it('does nothing for a redelivered submission', () => {
+    given(jobSettlementDecider, funded()).when(fund()).then([]);
+  });
+});
+
+describe('job settlement: metering', () => {
+  it('waits for the submission (retryable) before metering', () => {
+    given(jobSettlementDecider).when(usage(1, 100)).thenThrows(JobNotKnownYetError);
+    expect(new JobNotKnownYetError('j1').retryable).toBe(true);
+  });
+
+  it('accrues pending transfers for the new cumulative figures only', () => {
+    const events = history(fund(), usage(1, 120));
+    const [metered] = jobSettlementDecider.decide(
+      usage(2, 240),
+      events.reduce(jobSettlementDecider.evolve, jobSettlementDecider.initialState),
+    );
+    expect(metered).toMatchObject({
+      type: 'usage.metered',
+      data: {
+        seq: 2,
+        accrued: '256800',
+        remaining: '1027200',
+        providers: [{ gpuSecondsBilled: 240, charge: '240000' }],
+      },
+    });
+  });
+
+  it('ignores a sequence number it has metered, and readings that go backwards', () => {
+    given(jobSettlementDecider, history(fund(), usage(1, 240)))
+      .when(usage(1, 480))
+      .then([]);
+    given(jobSettlementDecider, history(fund(), usage(2, 240)))
+      .when(usage(1, 120))
+      .then([]);
+  });
+
+  it('raises escrow.low once below the low-water mark', () => {
+    const events = history(fund(), usage(1, 1_100), usage(2, 1_150), usage(3, 1_200));
+    expect(events.filter((e) => e.type === 'escrow.low')).toHaveLength(1);
+  });
+
+  it('raises escrow.exhausted and bills no more than the escrow when usage outruns it', () => {
+    // A replacement provider's 2 GPUs on top of the gang's 2: more than the budget covers.
+    const events = history(fund(), usage(1, 1_200, 'p1'), usage(2, 1_200, 'p2'));
+    const exhausted = events.find((e) => e.type === 'escrow.exhausted');
+    expect(exhausted).toMatchObject({ data: { remaining: '0', unbilledGpuSeconds: 1_200 } });
+    const last = events.filter((e) => e.type === 'usage.metered').at(-1)!;
+    expect(last.data).toMatchObject({ accrued: '1284000', remaining: '0' });
+  });
+});
+
+describe('job settlement: the end', () => {
+  const settle = (
+    outcome: 'completed' | 'failed',
+    gpuSeconds: number,
+    faults: Extract<JobSettlementCommand, { type: 'SettleJob' }>['faults'] = [],
+  ): JobSettlementCommand => ({
+    type: 'SettleJob',
+    jobId: 'j1',
+    outcome,
+    usage: [{ providerId: 'p1', gpuClass: 'H100', gpus: 2, gpuSeconds }],
+    faults,
+    at: AT,
+  });
+
+  it('meters the final readings, pays them and refunds the rest', () => {
+    const events = history(fund(), usage(1, 240), settle('completed', 600));
+    const settled = events.at(-1)!;
+    expect(settled).toMatchObject({
+      type: 'job.settled',
+      data: { paidToProviders: '600000', subnetFees: '30000', platformFees: '12000', refunded: '642000' },
+    });
+  });
+
+  it('pays a provider at fault for its billable GPU-seconds only, with no minimum and no rounding up', () => {
+    // Accrued: 1 000 GPU-s → 500 s per GPU → 540 s in 60 s increments → 1 080 GPU-s; paid: 301.
+    const events = history(
+      fund(),
+      usage(1, 900),
+      settle('failed', 1_000, [
+        { providerId: 'p1', kind: 'host-lost', billableGpuSeconds: 301, verified: true },
+      ]),
+    );
+    expect(events.at(-1)).toMatchObject({
+      type: 'job.settled',
+      data: {
+        paidToProviders: '301000',
+        providers: [{ providerId: 'p1', gpuSecondsBilled: 301, forfeited: '779000' }],
+      },
+    });
+  });
+
+  it('settles once; later reports and ends change nothing', () => {
+    const done = history(fund(), settle('completed', 600));
+    given(jobSettlementDecider, done).when(settle('completed', 900)).then([]);
+    given(jobSettlementDecider, done).when(usage(9, 1_200)).then([]);
+  });
+
+  it('posts the pending legs in order up to what is owed; the remainder returns to the escrow', () => {
+    // Accrued 600 then 960 GPU-s (450 s per GPU rounds to 480); owed 700 after the fault.
+    let state = jobSettlementDecider.initialState;
+    const transfers = [];
+    for (const e of history(
+      fund(),
+      usage(1, 600),
+      usage(2, 900),
+      settle('failed', 900, [
+        { providerId: 'p1', kind: 'host-lost', billableGpuSeconds: 700, verified: false },
+      ]),
+    )) {
+      transfers.push(...jobTransfers(state, e));
+      state = jobSettlementDecider.evolve(state, e);
+    }
+    const charge = transfers.filter((t) => t.code === 'usage-charge');
+    expect(charge.map((t) => [t.kind, t.amount])).toEqual([
+      ['pending', 600_000n],
+      ['pending', 360_000n],
+      ['post-pending', 600_000n],
+      ['post-pending', 100_000n],
+    ]);
+    expect(transfers.at(-1)).toMatchObject({ code: 'refund', kind: 'posted' });
+  });
+});
