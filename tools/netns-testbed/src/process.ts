@@ -36,6 +36,7 @@ export class TestProcess {
   #stderr = '';
   #exit: ProcessExit | undefined;
   readonly #listeners = new Set<() => void>();
+  readonly #stdoutListeners = new Set<(chunk: string) => void>();
   readonly exited: Promise<ProcessExit>;
 
   constructor(
@@ -54,6 +55,7 @@ export class TestProcess {
     if (pid !== undefined) live.add(pid);
     this.#child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       this.#stdout = (this.#stdout + chunk).slice(-MAX_KEPT);
+      for (const listener of [...this.#stdoutListeners]) listener(chunk);
       this.#notify();
     });
     this.#child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
@@ -103,6 +105,12 @@ export class TestProcess {
   /** Closes the process's stdin. */
   endInput(): void {
     this.#child.stdin.end();
+  }
+
+  /** Registers a callback for each chunk of stdout, as it arrives; returns its remover. */
+  onStdout(listener: (chunk: string) => void): () => void {
+    this.#stdoutListeners.add(listener);
+    return () => this.#stdoutListeners.delete(listener);
   }
 
   /** Registers a callback run after each chunk of output and at exit; returns its remover. */

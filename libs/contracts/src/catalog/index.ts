@@ -8,6 +8,7 @@ export * from './providers';
 export * from './jobs';
 export * from './settlement';
 export * from './benchmarking';
+export * from './overlay';
 
 /**
  * Every message gpunet puts on the wire. Services build their registries from this list (or a
