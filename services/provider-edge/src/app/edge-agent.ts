@@ -176,6 +176,9 @@ export class EdgeAgent {
       onStatus: (s) => {
         if (s.type === 'reconnect') {
           this.log('info', 'reconnected to NATS');
+          // Retry queued reports now, with a fresh backoff: the outage that grew it is over.
+          this.failures = 0;
+          clearTimeout(this.retryTimer);
           this.kick();
         } else if (s.type === 'disconnect') this.log('warn', 'disconnected from NATS');
         else if (s.type === 'error') this.log('error', 'NATS error', { error: String(s.error ?? s.data) });
@@ -294,11 +297,8 @@ export class EdgeAgent {
 
   /** Resolves once every queued report was acknowledged. */
   async flushed(): Promise<void> {
-    while (this.pending.length > 0 && !(this.stopped && !this.link)) {
-      this.kick();
-      await (this.flushing ?? Promise.resolve());
-      if (this.pending.length > 0) await new Promise((r) => setTimeout(r, 10));
-    }
+    // Retries follow their own backoff (and reconnects); this only watches the queue drain.
+    while (this.pending.length > 0) await new Promise((r) => setTimeout(r, 10));
   }
 
   /** The snapshot the reservation check sees (for `edge status` and tests). */

@@ -155,6 +155,8 @@ const start = async (
   values: { nats?: string; simulate?: string; heartbeat?: string; rescan?: string; prefix?: string },
   io: EdgeCliIo,
 ): Promise<number> => {
+  const heartbeatIntervalMs = duration(values.heartbeat, 5_000, 'heartbeat');
+  const rescanIntervalMs = duration(values.rescan, 60_000, 'rescan');
   const identity = await loadIdentity(dir);
   const log = jsonLogger(io.out, { edgeId: identity.edgeId });
   const agent = new EdgeAgent({
@@ -171,8 +173,8 @@ const start = async (
       servers: values.nats ?? io.env['NATS_URL'] ?? 'nats://127.0.0.1:4222',
       ...(values.prefix ? { prefix: values.prefix } : {}),
     },
-    heartbeatIntervalMs: duration(values.heartbeat, 5_000, 'heartbeat'),
-    rescanIntervalMs: duration(values.rescan, 60_000, 'rescan'),
+    heartbeatIntervalMs,
+    rescanIntervalMs,
     log,
   });
   await agent.start();

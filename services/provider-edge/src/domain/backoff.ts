@@ -17,3 +17,17 @@ export const backoffMs = (attempt: number, random: number, policy: Backoff = DEF
   const ceiling = Math.min(policy.maxMs, policy.initialMs * 2 ** Math.min(30, Math.max(0, attempt - 1)));
   return Math.max(1, Math.floor(ceiling * Math.min(0.999_999, Math.max(0, random))));
 };
+
+/**
+ * How long to wait between dials while disconnected, `elapsedMs` after the connection was lost: a
+ * quarter of the outage so far, between `initialMs` and `maxMs`, with jitter. (nats.js asks before
+ * every turn of its dial loop, not per failed dial, so the wait is a function of the outage's age.)
+ */
+export const reconnectWaitMs = (
+  elapsedMs: number,
+  random: number,
+  policy: Backoff = DEFAULT_BACKOFF,
+): number => {
+  const base = Math.min(policy.maxMs, Math.max(policy.initialMs, Math.floor(Math.max(0, elapsedMs) / 4)));
+  return Math.max(1, Math.floor(base * (0.5 + Math.min(0.999_999, Math.max(0, random)) / 2)));
+};

@@ -1,4 +1,6 @@
-import { createUser, fromPublic, fromSeed, type KeyPair } from '@nats-io/nkeys';
+import { nkeyRawSeed } from '@gpunet/contracts';
+import { createUser, fromSeed, type KeyPair } from '@nats-io/nkeys';
+import { createPrivateKey, sign as cryptoSign } from 'node:crypto';
 import { chmod, mkdir, open, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -23,24 +25,21 @@ export interface EdgeIdentity {
   sign(text: string): string;
 }
 
-const toBase64Url = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64url');
+const PKCS8_ED25519 = Buffer.from('302e020100300506032b657004220420', 'hex');
 
+// Signs with Node's ed25519 (the nkeys library's JS signs a report in ~20 ms; Node in ~0.05 ms).
 const identityOf = (kp: KeyPair): EdgeIdentity => {
   const seed = kp.getSeed();
+  const key = createPrivateKey({
+    key: Buffer.concat([PKCS8_ED25519, nkeyRawSeed(new TextDecoder().decode(seed))]),
+    format: 'der',
+    type: 'pkcs8',
+  });
   return {
     edgeId: kp.getPublicKey(),
     seed,
-    sign: (text) => toBase64Url(kp.sign(new TextEncoder().encode(text))),
+    sign: (text) => cryptoSign(null, Buffer.from(text, 'utf8'), key).toString('base64url'),
   };
-};
-
-/** Verifies `signature` (base64url) of `text` by the user nkey `publicKey`. False for anything malformed. */
-export const verifySignature = (publicKey: string, text: string, signature: string): boolean => {
-  try {
-    return fromPublic(publicKey).verify(new TextEncoder().encode(text), Buffer.from(signature, 'base64url'));
-  } catch {
-    return false;
-  }
 };
 
 /**

@@ -1,7 +1,7 @@
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { nkeyAuthenticator, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
-import { type Backoff, backoffMs, DEFAULT_BACKOFF } from '../domain/backoff';
+import { type Backoff, DEFAULT_BACKOFF, reconnectWaitMs } from '../domain/backoff';
 import type { EdgeIdentity } from './identity.store';
 
 export interface EdgeLinkOptions {
@@ -28,12 +28,12 @@ export const edgeInboxPrefix = (edgeId: string): string => `_INBOX_${edgeId}`;
 
 /**
  * Connects the edge with its nkey (the server knows it by its public key), its own inbox prefix, and
- * reconnects forever after outages with exponential backoff and jitter, so that thousands of edges
- * do not return in step when NATS comes back.
+ * reconnects forever after outages, waiting longer the longer the outage lasts (with jitter), so
+ * that thousands of edges do not return in step when NATS comes back.
  */
 export const connectEdge = async (options: EdgeLinkOptions): Promise<EdgeLink> => {
   const random = options.random ?? Math.random;
-  let attempt = 0;
+  let disconnectedAt: number | undefined;
   const nc = await connect({
     servers: options.servers,
     name: options.name,
@@ -41,11 +41,15 @@ export const connectEdge = async (options: EdgeLinkOptions): Promise<EdgeLink> =
     inboxPrefix: edgeInboxPrefix(options.identity.edgeId),
     maxReconnectAttempts: -1,
     waitOnFirstConnect: true,
-    reconnectDelayHandler: () => backoffMs(++attempt, random(), options.backoff ?? DEFAULT_BACKOFF),
+    reconnectDelayHandler: () => {
+      disconnectedAt ??= Date.now();
+      return reconnectWaitMs(Date.now() - disconnectedAt, random(), options.backoff ?? DEFAULT_BACKOFF);
+    },
   });
   void (async () => {
     for await (const status of nc.status()) {
-      if (status.type === 'reconnect') attempt = 0;
+      if (status.type === 'reconnect') disconnectedAt = undefined;
+      else if (status.type === 'disconnect') disconnectedAt ??= Date.now();
       options.onStatus?.(status);
     }
   })().catch(() => undefined);
