@@ -1,0 +1,13 @@
+import { runService } from '@gpunet/service-runtime';
+import { relayConfigFromEnv } from './app/relay.config';
+import { RelayModule } from './app/relay.module';
+
+const config = relayConfigFromEnv(process.env);
+
+runService({
+  name: 'relay',
+  module: ({ metrics, logger }) => RelayModule.forRoot({ config, metrics, logger }),
+}).catch(() => {
+  // runService has logged the failure.
+  process.exitCode = 1;
+});
