@@ -26,6 +26,10 @@ export interface Pool {
   /** Grouped by site. */
   readonly hosts: readonly PoolHost[];
   readonly usableGpus: number;
+  /** Usable GPUs left out because their host has fewer than `minUsable` of them. */
+  readonly gpusOnSmallHosts: number;
+  /** Fewest usable GPUs a host needs to be in the pool (a node's minimum, or the whole gang). */
+  readonly minUsable: number;
   /** False when only a sample of the usable hosts was taken (large clusters). */
   readonly complete: boolean;
 }

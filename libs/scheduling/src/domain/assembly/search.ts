@@ -1,5 +1,5 @@
 import { computeUs, ringUs } from '../objective/step-time';
-import { hostLink, siteRttUs } from '../snapshot/network';
+import { hostLink, maxCrossSiteBandwidthBps, siteRttUs } from '../snapshot/network';
 import {
   type AssemblyContext,
   type CandidateGang,
@@ -52,7 +52,7 @@ interface SiteState {
   readonly sites: readonly number[];
   readonly capacity: number;
   readonly worstRttUs: number;
-  /** Per site index: the largest RTT from that site to any site of the state. */
+  /** Per candidate site (by position in the search's site list): the largest RTT to any site of the state. */
   readonly rttTo: Float64Array;
 }
 
@@ -115,7 +115,7 @@ export class GangSearch {
       faster = tier;
       const caps = this.capsAt(tier);
       this.siteFill(caps);
-      if (!this.ctx.request.interconnect.sameSite) this.crossSite(caps);
+      if (!this.ctx.request.interconnect.sameSite && this.crossSiteCanWin(faster)) this.crossSite(caps);
     }
     for (const g of [...this.local.gangs]) {
       if (g.members.length > 1 || placement !== 'pack' || this.multiHostCanWin(fastest)) this.improve(g);
@@ -192,10 +192,23 @@ export class GangSearch {
   private multiHostCanWin(fastest: number): boolean {
     const best = this.out.best;
     if (best === undefined || this.ctx.request.placement !== 'pack') return true;
+    const lower = computeUs(this.ctx.workload, fastest) + (this.bits / this.maxNic()) * 1e6;
+    return lower < best.prediction.stepUs * (1 + this.ctx.options.stepTimeTolerance);
+  }
+
+  /** As `multiHostCanWin`, for gangs over several sites: their wide-area ring is at least one all-reduce over the fastest cross-site link. */
+  private crossSiteCanWin(fastest: number): boolean {
+    const best = this.out.best;
+    if (best === undefined || this.ctx.request.placement !== 'pack') return true;
+    const wan = Math.min(maxCrossSiteBandwidthBps(this.ctx.inventory), this.maxNic());
+    const lower = computeUs(this.ctx.workload, fastest) + (this.bits / wan) * 1e6;
+    return lower < best.prediction.stepUs * (1 + this.ctx.options.stepTimeTolerance);
+  }
+
+  private maxNic(): number {
     let maxNic = 0;
     for (const h of this.hosts) if (h.nicBandwidthBps > maxNic) maxNic = h.nicBandwidthBps;
-    const lower = computeUs(this.ctx.workload, fastest) + (this.bits / maxNic) * 1e6;
-    return lower < best.prediction.stepUs * (1 + this.ctx.options.stepTimeTolerance);
+    return maxNic;
   }
 
   private singleHost(): void {
@@ -269,6 +282,8 @@ export class GangSearch {
     }
     const sites = [...siteCap.keys()];
     if (sites.length < 2) return;
+    // RTT tables are indexed by position in `sites`, not by site index (keeps them small).
+    const slot = new Map<number, number>(sites.map((site, i) => [site, i]));
     let all = 0;
     for (const c of siteCap.values()) all += c;
     if (all < this.limits.total) return;
@@ -282,28 +297,29 @@ export class GangSearch {
           prev.capacity + siteCap.get(site)!,
         );
       }
-      const rttTo = prev === null ? new Float64Array(inv.sites.length) : prev.rttTo.slice();
-      for (const s of sites) {
-        const r = siteRttUs(inv, site, s);
-        if (r > rttTo[s]!) rttTo[s] = r;
+      const rttTo = prev === null ? new Float64Array(sites.length) : prev.rttTo.slice();
+      for (let i = 0; i < sites.length; i++) {
+        const r = siteRttUs(inv, site, sites[i]!);
+        if (r > rttTo[i]!) rttTo[i] = r;
       }
       return {
         sites: prev === null ? [site] : [...prev.sites, site],
         capacity: (prev?.capacity ?? 0) + siteCap.get(site)!,
-        worstRttUs: prev === null ? 0 : Math.max(prev.worstRttUs, prev.rttTo[site]!),
+        worstRttUs: prev === null ? 0 : Math.max(prev.worstRttUs, prev.rttTo[slot.get(site)!]!),
         rttTo,
       };
     };
     /** The `n` nearest sites not in the state, within the RTT limit (linear selection, no sort). */
     const nearest = (state: SiteState, n: number): number[] => {
       const best: number[] = [];
+      const rtt = (site: number): number => state.rttTo[slot.get(site)!]!;
       for (const s of sites) {
-        const r = state.rttTo[s]!;
+        const r = rtt(s);
         if (r > maxRtt || state.sites.includes(s)) continue;
         let at = best.length;
         while (at > 0) {
           const o = best[at - 1]!;
-          const ro = state.rttTo[o]!;
+          const ro = rtt(o);
           if (
             ro < r ||
             (ro === r && (siteCap.get(o)! > siteCap.get(s)! || (siteCap.get(o) === siteCap.get(s) && o < s)))

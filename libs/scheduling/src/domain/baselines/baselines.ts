@@ -1,4 +1,5 @@
 import type { PoolHost } from '../assembly/gang';
+import { modelGroups } from '../assembly/groups';
 import { shapeLimits } from '../assembly/shape';
 import { eligibility } from '../framework/eligibility';
 import type { PluginRegistry } from '../framework/plugin';
@@ -14,7 +15,8 @@ import { hostLink } from '../snapshot/network';
  * Reference policies for benchmarks, placed through the same filters and hard constraints as the
  * scheduler (so their placements are valid) but choosing hosts the classic way, blind to speed,
  * price and network:
- * - `firstFit`: hosts in snapshot order, as many GPUs from each as allowed;
+ * - `firstFit`: hosts in snapshot order, as many GPUs from each as allowed (models tried in name
+ *   order when the job does not mix them);
  * - `bestFit`: the host that fits the whole gang most tightly, else largest hosts first with the
  *   tightest last host (Slurm/K8s MostAllocated style);
  * - `rayPack`: Ray's PACK: as few nodes as possible, nodes with the most free GPUs first.
@@ -28,36 +30,26 @@ export type Baseline = (
 
 type Order = (hosts: readonly PoolHost[], total: number) => PoolHost[];
 
-const groups = (gang: GangRequest, hosts: readonly PoolHost[]): PoolHost[][] => {
-  if (gang.mixedModels) return [[...hosts]];
-  const models: string[] = [];
-  for (const h of hosts) for (const g of h.gpus) if (!models.includes(g.model)) models.push(g.model);
-  return models.map((model) =>
-    hosts.flatMap((h) => {
-      const keep = h.gpus.flatMap((g, i) => (g.model === model ? [i] : []));
-      if (keep.length === 0) return [];
-      return [
-        {
-          ...h,
-          gpus: keep.map((i) => h.gpus[i]!),
-          speeds: keep.map((i) => h.speeds[i]!),
-          prices: keep.map((i) => h.prices[i]!),
-        },
-      ];
-    }),
-  );
-};
-
 const baseline =
   (order: Order): Baseline =>
   (snapshot, id, gang, registry = defaultRegistry) => {
     const inv = snapshot.inventory;
     const workload = gang.workload ?? DEFAULT_WORKLOAD;
     const ctx = { request: gang, inventory: inv, workload };
-    const pool = buildPool(ctx, snapshot, eligibility(ctx, registry), [], 0, null);
     const l = shapeLimits(gang);
+    const singleNode = l.maxNodes === 1 || l.total < 2 * l.perNodeMin;
+    const pool = buildPool(
+      ctx,
+      snapshot,
+      eligibility(ctx, registry),
+      [],
+      0,
+      null,
+      null,
+      singleNode ? l.total : l.perNodeMin,
+    );
     const ic = gang.interconnect;
-    for (const hosts of groups(gang, pool.hosts)) {
+    for (const { hosts } of modelGroups(pool.hosts, gang.mixedModels)) {
       const members: PoolHost[] = [];
       const counts: number[] = [];
       const taken = new Map<number, number>();
@@ -68,6 +60,8 @@ const baseline =
         let c = Math.min(h.gpus.length, l.perNodeMax, left, rest);
         c -= c % l.step;
         if (c < l.perNodeMin || (rest - c > 0 && rest - c < l.perNodeMin)) continue;
+        // The last node allowed must take all that is left.
+        if (members.length === l.maxNodes - 1 && c < rest) continue;
         const connects = members.every((m) => {
           if (ic.sameSite && m.siteIndex !== h.siteIndex) return false;
           const link = hostLink(inv, m.hostIndex, h.hostIndex);

@@ -1,4 +1,5 @@
 import type { PoolHost } from '../assembly/gang';
+import { modelGroups } from '../assembly/groups';
 import { distribute, shapeLimits } from '../assembly/shape';
 import { eligibility } from '../framework/eligibility';
 import type { PluginRegistry } from '../framework/plugin';
@@ -39,27 +40,7 @@ export const exhaustiveOptimum = (
   const maxHosts = options.maxHosts ?? 16;
   const l = shapeLimits(gang);
   const bits = workload.allReduceBytes * 8;
-  const groups: PoolHost[][] = [];
-  if (gang.mixedModels) groups.push([...pool.hosts]);
-  else {
-    const models = [...new Set(pool.hosts.flatMap((h) => h.gpus.map((g) => g.model)))].sort();
-    for (const model of models) {
-      groups.push(
-        pool.hosts.flatMap((h) => {
-          const keep = h.gpus.flatMap((g, i) => (g.model === model ? [i] : []));
-          if (keep.length === 0) return [];
-          return [
-            {
-              ...h,
-              gpus: keep.map((i) => h.gpus[i]!),
-              speeds: keep.map((i) => h.speeds[i]!),
-              prices: keep.map((i) => h.prices[i]!),
-            },
-          ];
-        }),
-      );
-    }
-  }
+  const groups = modelGroups(pool.hosts, gang.mixedModels).map((g) => g.hosts);
   let best: ExhaustiveResult | null = null;
   const ic = gang.interconnect;
   for (const hosts of groups) {

@@ -40,9 +40,10 @@ export interface PoolSample {
 }
 
 /**
- * The hosts that can serve the request now (eligible, free, and allowed by `allowHost` — the
- * ensemble's edge constraints), each with its usable GPUs fastest first and its weighted score;
- * grouped by site. With a sample, only part of them (`complete` false when some were left out).
+ * The hosts that can serve the request now (eligible, free, at least `minUsable` of them, and
+ * allowed by `allowHost` — the ensemble's edge constraints), each with its usable GPUs fastest
+ * first and its weighted score; grouped by site. With a sample, only part of them (`complete`
+ * false when some were left out).
  */
 export const buildPool = (
   ctx: RequestContext,
@@ -52,6 +53,7 @@ export const buildPool = (
   seed: number,
   allowHost: ((host: number) => boolean) | null,
   sample: PoolSample | null = null,
+  minUsable = 1,
 ): Pool => {
   const inv = ctx.inventory;
   const speeds = gpuSpeeds(inv, ctx.workload.precision);
@@ -59,6 +61,7 @@ export const buildPool = (
   const prices = gpuPrices(inv);
   const hosts: Mutable<PoolHost>[] = [];
   let usable = 0;
+  let tooSmall = 0;
   let complete = true;
   const siteCount = elig.sites.length;
   const start = sample === null || siteCount === 0 ? 0 : sample.offset % siteCount;
@@ -71,6 +74,11 @@ export const buildPool = (
       const free = snapshot.freeMask[h]!;
       const bits = elig.mask[h]! & free;
       if (bits === 0 || (allowHost !== null && !allowHost(h))) continue;
+      const n = popcount(bits);
+      if (n < minUsable) {
+        tooSmall += n;
+        continue;
+      }
       const host = inv.hosts[h]!;
       const gpus: CompiledGpu[] = [];
       const gpuSpeed: number[] = [];
@@ -101,7 +109,7 @@ export const buildPool = (
     }
   }
   scoreHosts(ctx, hosts, scores);
-  return { hosts, usableGpus: usable, complete };
+  return { hosts, usableGpus: usable, gpusOnSmallHosts: tooSmall, minUsable, complete };
 };
 
 /** Runs the score plugins, normalizes each to 0–100 over the pool (best = 100) and combines them by weight. */

@@ -303,25 +303,32 @@ const placeAllocation = (
   const elig = eligibility(ctx, registry);
   if (elig.error !== null) return failure('Error', gang.name, elig.error.message, [reasonOf(elig.error)]);
   const allow = edgeFilter(inv, request, gang, placed);
+  // A host with fewer usable GPUs than a node's minimum (or than the whole gang, when it must sit
+  // on one node) can take no part: leave it out of the pool.
+  const limits = shapeLimits(gang);
+  const singleNode = limits.maxNodes === 1 || limits.total < 2 * limits.perNodeMin;
+  const minUsable = singleNode ? limits.total : limits.perNodeMin;
   const assemble = (sample: PoolSample | null) => {
-    const pool = buildPool(ctx, snapshot, elig, registry.scores, opts.seed, allow, sample);
+    const pool = buildPool(ctx, snapshot, elig, registry.scores, opts.seed, allow, sample, minUsable);
     const actx: AssemblyContext = { ...ctx, snapshot, pool, options: opts, providerUsed: used };
     return {
       pool,
       result: guard<AssemblyResult>(registry.assembler.name, () => registry.assembler.assemble(actx)),
     };
   };
-  let { pool, result } = assemble(samplePlan(elig, gang, opts));
-  if (!pool.complete && !isStatus(result) && result.gangs.length === 0) ({ pool, result } = assemble(null));
+  const sampled = assemble(samplePlan(elig, gang, opts));
+  const { result } =
+    !sampled.pool.complete && !isStatus(sampled.result) && sampled.result.gangs.length === 0
+      ? assemble(null)
+      : sampled;
   if (isStatus(result)) return failure('Error', gang.name, result.message, [reasonOf(result)]);
   if (result.gangs.length === 0) {
     const why =
       result.failure ??
       pluginError(registry.assembler.name, 'NoReason', 'assembler found no gang and gave no reason');
     const staticCheck = placed.size === 0 && used.size === 0 && allow === null;
-    return explain(ctx, snapshot, elig, pool.usableGpus, why, registry, opts, staticCheck, allow);
+    return explain(ctx, snapshot, elig, why, registry, opts, staticCheck, allow);
   }
-  const limits = shapeLimits(gang);
   const out: Placed[] = [];
   for (const g of result.gangs.slice(0, opts.alternatives + 1)) {
     const view: GangView = {
@@ -358,7 +365,6 @@ const explain = (
   ctx: RequestContext,
   snapshot: ClusterSnapshot,
   elig: Eligibility,
-  usable: number,
   why: Status,
   registry: PluginRegistry,
   opts: AssemblyOptions,
@@ -369,6 +375,7 @@ const explain = (
   const counts = registry.filters.map(() => 0);
   let busy = 0;
   let edgeBlocked = 0;
+  let usable = 0;
   for (const gpu of inv.gpus) {
     const free = (snapshot.freeMask[gpu.hostIndex]! >>> gpu.local) & 1;
     const by = elig.rejectedBy[gpu.index]!;
@@ -376,6 +383,7 @@ const explain = (
       if (by === 0) busy++;
     } else if (by > 0) counts[by - 1]!++;
     else if (allow !== null && !allow(gpu.hostIndex)) edgeBlocked++;
+    else usable++;
   }
   const asked = ctx.request.gpuCount;
   // GPU requirements read first ("≥ 40 GB"), then where ("in subnet 'ai'").

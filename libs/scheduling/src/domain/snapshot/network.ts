@@ -1,5 +1,5 @@
 import type { NetworkCoordinate } from '../model/snapshot-input';
-import { hostPairKey, type Inventory, type MeasuredLink, sitePairKey } from './cluster-snapshot';
+import { hostPairKey, type Inventory, type MeasuredLink, memoized, sitePairKey } from './cluster-snapshot';
 
 /** Where a link figure came from, best first. */
 export type LinkSource = 'host-measured' | 'site-lan' | 'site-measured' | 'coordinates' | 'default';
@@ -67,3 +67,17 @@ export const siteLink = (inv: Inventory, a: number, b: number): Link => {
 /** Estimated RTT between two sites (the LAN's inside one site), µs. */
 export const siteRttUs = (inv: Inventory, a: number, b: number): number =>
   a === b ? inv.sites[a]!.lanRttUs : siteLink(inv, a, b).rttUs;
+
+/** The most bandwidth any pair of hosts at different sites can have (bounds the wide-area ring), bits/s. */
+export const maxCrossSiteBandwidthBps = (inv: Inventory): number =>
+  memoized(inv, 'max-cross-site-bandwidth', () => {
+    let max = inv.defaultWanBandwidthBps;
+    for (const l of inv.siteLinks.values()) max = Math.max(max, l.bandwidthBps);
+    const n = inv.hosts.length;
+    for (const [key, l] of inv.hostLinks) {
+      const a = Math.floor(key / n);
+      const b = key % n;
+      if (inv.hosts[a]!.siteIndex !== inv.hosts[b]!.siteIndex) max = Math.max(max, l.bandwidthBps);
+    }
+    return max;
+  });

@@ -1,4 +1,5 @@
 import type { AssemblyContext, PoolHost } from '../../assembly/gang';
+import { type ModelGroup, modelGroups } from '../../assembly/groups';
 import { Collector, GangSearch, type SearchFacts } from '../../assembly/search';
 import { type ShapeLimits, shapeLimits } from '../../assembly/shape';
 import type { AssemblerPlugin } from '../../framework/plugin';
@@ -21,43 +22,6 @@ export const GangAssemblyReason = {
   NoGang: 'NoGang',
 } as const;
 
-interface Group {
-  readonly model: string | null;
-  readonly hosts: readonly PoolHost[];
-  readonly usable: number;
-}
-
-/** Without mixing, each model is its own pool; a host with two models appears in both. */
-const groupsOf = (ctx: AssemblyContext): Group[] => {
-  const hosts = ctx.pool.hosts;
-  if (ctx.request.mixedModels) return [{ model: null, hosts, usable: ctx.pool.usableGpus }];
-  const byModel = new Map<string, PoolHost[]>();
-  for (const h of hosts) {
-    const first = h.gpus[0]!.model;
-    if (h.gpus.every((g) => g.model === first)) {
-      const list = byModel.get(first);
-      if (list === undefined) byModel.set(first, [h]);
-      else list.push(h);
-      continue;
-    }
-    for (const model of new Set(h.gpus.map((g) => g.model))) {
-      const keep = h.gpus.flatMap((g, i) => (g.model === model ? [i] : []));
-      const part: PoolHost = {
-        ...h,
-        gpus: keep.map((i) => h.gpus[i]!),
-        speeds: keep.map((i) => h.speeds[i]!),
-        prices: keep.map((i) => h.prices[i]!),
-      };
-      const list = byModel.get(model);
-      if (list === undefined) byModel.set(model, [part]);
-      else list.push(part);
-    }
-  }
-  return [...byModel.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([model, list]) => ({ model, hosts: list, usable: list.reduce((n, h) => n + h.gpus.length, 0) }));
-};
-
 /**
  * The default gang assembly: per model group, the bounded search of `GangSearch` (single host, site
  * fills per speed tier, a beam over nearby sites, local improvement). On failure it explains which
@@ -69,11 +33,12 @@ export const gangAssembler: AssemblerPlugin = {
     const limits = shapeLimits(ctx.request);
     const out = new Collector(Math.max(4, ctx.options.alternatives + 1));
     const facts: SearchFacts = { largestSite: 0, largestConnected: 0, largestWithinMaxNodes: 0 };
-    const groups = groupsOf(ctx);
-    const providers = ctx.inventory.providers;
-    const providerLeft = new Float64Array(providers.length);
-    for (let p = 0; p < providers.length; p++) {
-      providerLeft[p] = (providers[p]!.policy.maxGpusPerJob ?? Infinity) - (ctx.providerUsed.get(p) ?? 0);
+    const groups = modelGroups(ctx.pool.hosts, ctx.request.mixedModels);
+    // Only the pool's providers are ever looked up.
+    const providerLeft = new Float64Array(ctx.inventory.providers.length);
+    for (const h of ctx.pool.hosts) {
+      providerLeft[h.providerIndex] =
+        (h.provider.policy.maxGpusPerJob ?? Infinity) - (ctx.providerUsed.get(h.providerIndex) ?? 0);
     }
     for (const g of groups) {
       if (g.usable < limits.total) continue;
@@ -126,12 +91,21 @@ const formatUs = (us: number): string =>
 const diagnose = (
   ctx: AssemblyContext,
   l: ShapeLimits,
-  groups: readonly Group[],
+  groups: readonly ModelGroup[],
   facts: SearchFacts,
 ): Status => {
   const fail = (reason: string, message: string) => unschedulable(GANG_ASSEMBLY, reason, message);
-  if (ctx.pool.usableGpus < l.total) {
-    return fail(GangAssemblyReason.TooFewGpus, `only ${ctx.pool.usableGpus} are free`);
+  const pool = ctx.pool;
+  if (pool.usableGpus < l.total) {
+    if (pool.usableGpus + pool.gpusOnSmallHosts < l.total) {
+      return fail(GangAssemblyReason.TooFewGpus, `only ${pool.usableGpus + pool.gpusOnSmallHosts} are free`);
+    }
+    return fail(
+      GangAssemblyReason.PerNodeLimits,
+      pool.minUsable >= l.total
+        ? `no node has ${l.total} of them free`
+        : `only ${pool.usableGpus} of them are on nodes with at least ${pool.minUsable} free`,
+    );
   }
   const largest = [...groups].sort((a, b) => b.usable - a.usable)[0]!;
   if (largest.usable < l.total) {
