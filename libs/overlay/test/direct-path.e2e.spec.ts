@@ -37,7 +37,6 @@ describe.skipIf(!ok)('overlay between two hosts of one LAN', () => {
           networkCidr: network,
           address: addresses[i]!,
           relays: [],
-          admissionToken: null,
           rankNetns: { name: ranks[i]!.name },
         }),
       ),

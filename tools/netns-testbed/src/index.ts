@@ -13,4 +13,4 @@ export { Netns } from './netns';
 export { type ProcessExit, ProcessOutputTimeoutError, TestProcess } from './process';
 export { requireTestbed, TestbedUnavailableError } from './require';
 export { listNamespaces, sweepStaleTestbeds, Testbed, TESTBED_PREFIX } from './testbed';
-export { probeScript, REPO_ROOT, tsxArgv, tsxEnv } from './scripts';
+export { glooAllReduceArgv, probeScript, REPO_ROOT, tsxArgv, tsxEnv } from './scripts';

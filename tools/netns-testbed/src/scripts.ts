@@ -14,6 +14,17 @@ export const probeScript = (name: string, args: readonly (string | number)[] = [
   ...args.map(String),
 ];
 
+/**
+ * argv of one rank of a Gloo all-reduce job (`scripts/gloo-allreduce.py`, Debian's torch): set `RANK`,
+ * `WORLD_SIZE`, `MASTER_ADDR`, `MASTER_PORT`, `GLOO_SOCKET_IFNAME`, and optionally `ITERS`, `NUMEL`,
+ * `TIMEOUT_S` in its environment. It prints JSON lines: `ready`, `iter` (`ms`, `ok`), `done`.
+ */
+export const glooAllReduceArgv = (): string[] => [
+  '/usr/bin/python3',
+  '-u',
+  resolve(SCRIPTS, 'gloo-allreduce.py'),
+];
+
 /** argv that runs a TypeScript file with tsx (aliases from the root `tsconfig.json`). */
 export const tsxArgv = (file: string, args: readonly (string | number)[] = []): string[] => [
   process.execPath,

@@ -7,8 +7,9 @@ import { CORE_REQUEST_REPLY, EdgeIdSchema } from './providers';
 /*
  * The job overlay (F7, ADR 0020): one WireGuard network per job. The control plane (execution)
  * asks every edge of a job to attach (the edge generates its key pair and answers with its public
- * key and candidate endpoints), then hands every edge its peers (it probes them, chooses direct or
- * relayed per peer and answers with its path report), and publishes the job's path report.
+ * key and candidate endpoints), signs an admission token for each key, then hands every edge its
+ * peers and token (it connects to the relay, probes the peers, chooses direct or relayed per peer
+ * and answers with its path report), and publishes the job's path report.
  * Private keys never leave an edge; the relay sees only ciphertext.
  */
 
@@ -80,7 +81,7 @@ export const OverlayEndpointSchema = z.strictObject({
   address: Ipv4AddressSchema,
   candidates: z.array(OverlayCandidateSchema).max(16),
   natMapping: NatMappingSchema,
-  /** The relay the edge is connected to; null when the job has none. */
+  /** The relay whose STUN ports answered (and that the edge will connect to); null when none did. */
   relayId: EntityIdSchema.nullable(),
 });
 export type OverlayEndpoint = z.infer<typeof OverlayEndpointSchema>;
@@ -160,7 +161,10 @@ export type JobPathReport = z.infer<typeof JobPathReportSchema>;
 // Control plane → edge (request/reply)
 // ---------------------------------------------------------------------------------------------------
 
-/** Create the job's WireGuard interface in the rank's namespace; answered with `OverlayAttachReply`. */
+/**
+ * Create the job's WireGuard interface in the rank's namespace (the edge generates the key pair) and
+ * learn candidate endpoints; answered with `OverlayAttachReply`.
+ */
 export const AttachOverlay = defineCommand({
   type: 'edge.attach-overlay',
   version: 1,
@@ -174,8 +178,6 @@ export const AttachOverlay = defineCommand({
     address: Ipv4AddressSchema,
     /** Relays in the order to try (`rankRelays`); empty: direct paths only. */
     relays: z.array(OverlayRelaySchema).max(16),
-    /** Signed by the control plane: lets this edge's key into the job on the relays. */
-    admissionToken: z.string().min(1).max(4096).nullable(),
     mtu: z.int().min(1280).max(65_000).default(1420),
   }),
 });
@@ -196,6 +198,11 @@ export const ConnectOverlayPeers = defineCommand({
   schema: z.strictObject({
     jobId: EntityIdSchema,
     peers: z.array(OverlayPeerSchema).max(4096),
+    /**
+     * Signed by the control plane for the key the edge reported: lets it into the job on the relays.
+     * Null: no relay (direct paths only).
+     */
+    admissionToken: z.string().min(1).max(4096).nullable(),
   }),
 });
 

@@ -39,8 +39,6 @@ export interface AttachOverlayOptions {
   readonly address: string;
   /** Relays in the order to try (`rankRelays`); empty: direct paths only. */
   readonly relays: readonly RelayAddress[];
-  /** Lets this edge's key into the job on the relay (signed by the control plane). */
-  readonly admissionToken: string | null;
   /** Where the ranks run: the interface is moved there. */
   readonly rankNetns: NetnsRef;
   /** The interface's name inside the rank namespace. Default `gpunet0`. */
@@ -68,6 +66,11 @@ export interface AttachOverlayOptions {
 }
 
 export interface ConnectPeersOptions extends ProbeOptions {
+  /**
+   * Lets this edge's key into the job on the relays (signed by the control plane once it knows the
+   * key from `endpoint`); without it no relay is used.
+   */
+  readonly admissionToken?: string | null;
   /** Measure each path's throughput with a bounded burst (default true). */
   readonly measureThroughput?: boolean;
   readonly bulk?: BulkOptions;
@@ -103,10 +106,11 @@ const bindUdp = (port: number): Promise<Socket> =>
   });
 
 /**
- * One host's end of one job's overlay (ADR 0020). `attachOverlay` creates the WireGuard interface in
- * the rank's namespace, binds the port WireGuard will use, connects to the job's relay and learns the
- * port's public mapping; `connectPeers` probes direct paths, hands the port to WireGuard and
- * configures every peer direct or through a loopback shim to the relay.
+ * One host's end of one job's overlay (ADR 0020). `attach` generates the key pair, creates the
+ * WireGuard interface in the rank's namespace, binds the port WireGuard will use and learns its
+ * public mapping from a relay's STUN ports; `connectPeers` (with the admission token the control
+ * plane signed for the key) connects to the job's relay, probes direct paths, hands the port to
+ * WireGuard and configures every peer direct or through a loopback shim to the relay.
  */
 export class JobOverlay {
   readonly #peers = new Map<string, PeerEntry>();
@@ -115,6 +119,8 @@ export class JobOverlay {
   #detached = false;
   #measuredAt = new Date().toISOString();
   #endpoint: OverlayEndpoint;
+  #relay: RelayClient | null = null;
+  #shims: RelayShims | null = null;
 
   private constructor(
     private readonly options: AttachOverlayOptions,
@@ -122,8 +128,6 @@ export class JobOverlay {
     private readonly device: WireGuardDevice,
     probeSocket: Socket,
     private readonly stun: StunClient,
-    private readonly relay: RelayClient | null,
-    private readonly shims: RelayShims | null,
     /** WireGuard's UDP port on the host (the probing socket's, handed over). */
     readonly listenPort: number,
   ) {
@@ -134,7 +138,7 @@ export class JobOverlay {
       address: options.address,
       candidates: [],
       natMapping: 'unknown',
-      relayId: relay?.relayId ?? null,
+      relayId: null,
     };
   }
 
@@ -153,10 +157,10 @@ export class JobOverlay {
     return this.device.backend;
   }
   get relayStats(): Readonly<RelayClientStats> | null {
-    return this.relay?.stats ?? null;
+    return this.#relay?.stats ?? null;
   }
   get relayConnected(): boolean {
-    return this.relay?.connected ?? false;
+    return this.#relay?.connected ?? false;
   }
 
   static async attach(options: AttachOverlayOptions): Promise<JobOverlay> {
@@ -195,44 +199,11 @@ export class JobOverlay {
       const listenPort = socket.address().port;
       const stun = new StunClient();
 
-      let relay: RelayClient | null = null;
-      let shims: RelayShims | null = null;
-      // Relayed disco packets go to the overlay's prober once it exists.
-      let onRelayedDisco: (source: Buffer, packet: Buffer) => void = () => undefined;
-      for (const candidate of options.admissionToken ? options.relays : []) {
-        const client: RelayClient = new RelayClient({
-          relay: candidate,
-          token: options.admissionToken!,
-          ...(options.relayCa ? { ca: options.relayCa } : {}),
-          ...(options.relayKeepaliveMs ? { keepaliveMs: options.relayKeepaliveMs } : {}),
-          onPacket: (source, packet) => shims?.deliver(source, packet),
-          onState: (state, detail) =>
-            log(state === 'connected' ? 'info' : 'warn', `relay ${state}`, { detail }),
-        });
-        try {
-          await client.start();
-          relay = client;
-          shims = new RelayShims(client, (source, packet) => onRelayedDisco(source, packet));
-          const opened = shims;
-          cleanup.push(
-            () => client.close(),
-            () => opened.close(),
-          );
-          break;
-        } catch (error) {
-          log('warn', 'relay unreachable, trying the next', {
-            relayId: candidate.relayId,
-            error: String(error),
-          });
-        }
-      }
-
-      const overlay = new JobOverlay(options, keys, device, socket, stun, relay, shims, listenPort);
-      onRelayedDisco = (source, packet) => overlay.#prober?.handleRelayed(source, packet);
+      const overlay = new JobOverlay(options, keys, device, socket, stun, listenPort);
       socket.on('message', (datagram, from) => {
         if (!stun.handle(datagram)) overlay.#prober?.handleDatagram(datagram, from);
       });
-      overlay.#endpoint = await overlay.#discoverEndpoint(relay, socket);
+      overlay.#endpoint = await overlay.#discoverEndpoint(socket);
       return overlay;
     } catch (error) {
       for (const step of cleanup.reverse()) await Promise.resolve(step()).catch(() => undefined);
@@ -240,18 +211,21 @@ export class JobOverlay {
     }
   }
 
-  async #discoverEndpoint(relay: RelayClient | null, socket: Socket): Promise<OverlayEndpoint> {
+  async #discoverEndpoint(socket: Socket): Promise<OverlayEndpoint> {
     const local = this.options.hostAddresses ?? hostIpv4Addresses();
-    const mapped: string[] = [];
-    const relayAddress = relay ? this.options.relays.find((r) => r.relayId === relay.relayId) : undefined;
-    for (const port of relayAddress?.stunPorts ?? []) {
-      const answer = await this.stun.query(
-        socket,
-        relayAddress!.host,
-        port,
-        this.options.stunTimeoutMs ?? 1_000,
-      );
-      if (answer) mapped.push(answer);
+    // The public mapping of the port, from the first relay whose STUN ports answer (no admission needed).
+    let mapped: string[] = [];
+    let stunRelay: RelayAddress | undefined;
+    for (const relay of this.options.relays) {
+      mapped = [];
+      for (const port of relay.stunPorts) {
+        const answer = await this.stun.query(socket, relay.host, port, this.options.stunTimeoutMs ?? 1_000);
+        if (answer) mapped.push(answer);
+      }
+      if (mapped.length > 0) {
+        stunRelay = relay;
+        break;
+      }
     }
     const natMapping: NatMapping = classifyNat(mapped, local, this.listenPort);
     const candidates: OverlayCandidate[] = local.map((a) => ({
@@ -265,7 +239,7 @@ export class JobOverlay {
       address: this.options.address,
       candidates,
       natMapping,
-      relayId: relay?.relayId ?? null,
+      relayId: stunRelay?.relayId ?? null,
     };
   }
 
@@ -283,6 +257,7 @@ export class JobOverlay {
     const socket = this.#probeSocket;
     if (!socket)
       throw new Error('connectPeers was already called: the probing port belongs to WireGuard now');
+    if (options.admissionToken) await this.#connectRelay(options.admissionToken);
     for (const peer of others) {
       const hex = keyBytes(peer.publicKey).toString('hex');
       this.#peers.set(hex, {
@@ -291,7 +266,7 @@ export class JobOverlay {
         choice: { path: 'unreachable', endpoint: null, rttMs: null },
         throughputBps: null,
       });
-      await this.shims?.add(peer.publicKey);
+      await this.#shims?.add(peer.publicKey);
     }
     const prober = new PathProber(
       keyBytes(this.keys.publicKey),
@@ -301,7 +276,7 @@ export class JobOverlay {
         discoKey: discoKey(this.keys.privateKey, peer.publicKey),
         candidates: options.forceRelay ? [] : peer.candidates,
       })),
-      this.relay,
+      this.#relay,
     );
     this.#prober = prober;
     prober.attachSocket(socket);
@@ -314,7 +289,7 @@ export class JobOverlay {
         result?.relayRttMs != null ? { rttMs: result.relayRttMs } : null,
       );
       // A relay that is connected is worth trying even if its ping was lost.
-      if (entry.choice.path === 'unreachable' && this.relay)
+      if (entry.choice.path === 'unreachable' && this.#relay)
         entry.choice = { path: 'relayed', endpoint: null, rttMs: null };
     }
     if (options.measureThroughput ?? true) {
@@ -344,14 +319,14 @@ export class JobOverlay {
     prober.detachSocket();
     this.#probeSocket = undefined;
     await new Promise<void>((resolve) => socket.close(() => resolve()));
-    if (this.shims) this.shims.wireguardPort = this.listenPort;
+    if (this.#shims) this.#shims.wireguardPort = this.listenPort;
     const keepalive = this.options.keepaliveSec ?? 10;
     const configs: PeerConfig[] = [...this.#peers.values()].map((entry) => ({
       publicKey: entry.peer.publicKey,
       endpoint:
         entry.choice.path === 'direct'
           ? entry.choice.endpoint
-          : (this.shims?.endpointOf(entry.peer.publicKey) ?? null),
+          : (this.#shims?.endpointOf(entry.peer.publicKey) ?? null),
       allowedIps: [`${entry.peer.address}/32`],
       persistentKeepaliveSec: keepalive,
     }));
@@ -368,6 +343,32 @@ export class JobOverlay {
     return this.pathReport();
   }
 
+  /** Connects to the first relay (in the job's order) that admits this key. */
+  async #connectRelay(token: string): Promise<void> {
+    const log = this.options.log ?? (() => undefined);
+    for (const relay of this.options.relays) {
+      const client: RelayClient = new RelayClient({
+        relay,
+        token,
+        ...(this.options.relayCa ? { ca: this.options.relayCa } : {}),
+        ...(this.options.relayKeepaliveMs ? { keepaliveMs: this.options.relayKeepaliveMs } : {}),
+        onPacket: (source, packet) => this.#shims?.deliver(source, packet),
+        onState: (state, detail) =>
+          log(state === 'connected' ? 'info' : 'warn', `relay ${state}`, { detail }),
+      });
+      try {
+        await client.start();
+        this.#relay = client;
+        this.#shims = new RelayShims(client, (source, packet) => this.#prober?.handleRelayed(source, packet));
+        this.#endpoint = { ...this.#endpoint, relayId: relay.relayId };
+        return;
+      } catch (error) {
+        log('warn', 'relay unreachable, trying the next', { relayId: relay.relayId, error: String(error) });
+      }
+    }
+    log('warn', 'no relay admitted this edge: direct paths only', { jobId: this.options.jobId });
+  }
+
   /** The current path report (WireGuard's counters read now). */
   async pathReport(): Promise<EdgePathReport> {
     const state = await this.device.state();
@@ -378,7 +379,7 @@ export class JobOverlay {
         peerAddress: entry.peer.address,
         path: entry.choice.path,
         endpoint: entry.choice.path === 'direct' ? entry.choice.endpoint : null,
-        relayId: entry.choice.path === 'relayed' ? (this.relay?.relayId ?? null) : null,
+        relayId: entry.choice.path === 'relayed' ? (this.#relay?.relayId ?? null) : null,
         rttMs: entry.choice.rttMs === null ? null : Math.round(entry.choice.rttMs * 1000) / 1000,
         throughputBps: entry.throughputBps,
         txBytes: wg?.txBytes ?? 0,
@@ -400,8 +401,8 @@ export class JobOverlay {
   async detach(): Promise<void> {
     if (this.#detached) return;
     this.#detached = true;
-    this.relay?.close();
-    this.shims?.close();
+    this.#relay?.close();
+    this.#shims?.close();
     this.#probeSocket?.close();
     this.#probeSocket = undefined;
     await this.device.close();
