@@ -1,7 +1,8 @@
 """One rank of a Gloo all-reduce job (torch.distributed), for the overlay's tests and benchmark.
 
 Reads RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (env:// rendezvous) and GLOO_SOCKET_IFNAME like any
-torch job; ITERS all-reduces of NUMEL float32 (default 1 of 1 Mi), TIMEOUT_S for the process group.
+torch job; ITERS all-reduces of NUMEL float32 (default 1 of 1 Mi), PAUSE_MS between them (default 0),
+TIMEOUT_S for the process group.
 Prints one JSON line per event: ready, iter (with its duration in ms and whether the sum was right),
 done. Run with Debian's /usr/bin/python3, which has torch.
 """
@@ -24,6 +25,7 @@ world = int(os.environ["WORLD_SIZE"])
 iters = int(os.environ.get("ITERS", "1"))
 numel = int(os.environ.get("NUMEL", str(1 << 20)))
 timeout = float(os.environ.get("TIMEOUT_S", "60"))
+pause = float(os.environ.get("PAUSE_MS", "0")) / 1000
 
 dist.init_process_group(
     "gloo", init_method="env://", rank=rank, world_size=world, timeout=datetime.timedelta(seconds=timeout)
@@ -40,5 +42,7 @@ for i in range(iters):
     emit(event="iter", rank=rank, i=i, ms=round(ms, 3), ok=ok)
     if not ok:
         sys.exit(3)
+    if pause > 0:
+        time.sleep(pause)
 dist.barrier()
 emit(event="done", rank=rank)

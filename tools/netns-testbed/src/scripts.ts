@@ -17,7 +17,7 @@ export const probeScript = (name: string, args: readonly (string | number)[] = [
 /**
  * argv of one rank of a Gloo all-reduce job (`scripts/gloo-allreduce.py`, Debian's torch): set `RANK`,
  * `WORLD_SIZE`, `MASTER_ADDR`, `MASTER_PORT`, `GLOO_SOCKET_IFNAME`, and optionally `ITERS`, `NUMEL`,
- * `TIMEOUT_S` in its environment. It prints JSON lines: `ready`, `iter` (`ms`, `ok`), `done`.
+ * `PAUSE_MS`, `TIMEOUT_S` in its environment. It prints JSON lines: `ready`, `iter` (`ms`, `ok`), `done`.
  */
 export const glooAllReduceArgv = (): string[] => [
   '/usr/bin/python3',

@@ -120,7 +120,7 @@ export interface GlooRank {
 /** One `ITERS × all-reduce` job: ranks by namespace, with their framework environment. */
 export const startGloo = (
   ranks: readonly GlooRank[],
-  settings: { iters?: number; numel?: number; timeoutS?: number; label?: string },
+  settings: { iters?: number; numel?: number; timeoutS?: number; pauseMs?: number; label?: string },
 ): TestProcess[] =>
   ranks.map((r, rank) =>
     r.ns.spawn(`${settings.label ?? 'gloo'} rank ${rank}`, glooAllReduceArgv(), {
@@ -132,6 +132,7 @@ export const startGloo = (
         ITERS: String(settings.iters ?? 1),
         NUMEL: String(settings.numel ?? 1 << 20),
         TIMEOUT_S: String(settings.timeoutS ?? 60),
+        PAUSE_MS: String(settings.pauseMs ?? 0),
         OMP_NUM_THREADS: '1',
       },
     }),
