@@ -1,0 +1,164 @@
+import { toIssues, type ValidationIssue } from '@gpunet/contracts';
+import { parseDurationMs } from '@gpunet/ensemble-spec';
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+
+/** Benchmarking's settings, from the environment. Durations take units (`15m`, `7d`). */
+export interface BenchmarkingConfig {
+  readonly databaseUrl: string;
+  /** The service's own Postgres schema. Default `benchmarking`. */
+  readonly schema: string;
+  readonly natsUrl: string;
+  /** The service's NATS user nkey seed (`SU…`); null: no credentials (development server). */
+  readonly natsSeed: string | null;
+  /** Subject/stream namespace (tests); default ''. */
+  readonly prefix: string;
+  /** Period of benchmark sweeps (expire, renew, spot-check); 0: only on `sweep()`. Default 1m. */
+  readonly sweepIntervalMs: number;
+  /** Period of network probe cycles; 0: only on `probeCycle()`. Default 30m. */
+  readonly probeIntervalMs: number;
+  /** Validity of a GPU profile. Default 7d. */
+  readonly profileTtlMs: number;
+  /** Renew a profile this long before it expires. Default 1d. */
+  readonly renewBeforeMs: number;
+  /** Chance per sweep of an unannounced re-benchmark of a provider. Default 0.002 (with 1 m sweeps, about one every 8 h, never within `spotCheckMinIntervalMs`). */
+  readonly spotCheckProbability: number;
+  /** No spot check sooner than this after the last request. Default 1d. */
+  readonly spotCheckMinIntervalMs: number;
+  /** A request without a report by then fails. Default 15m. */
+  readonly benchmarkTimeoutMs: number;
+  /** The edge must finish a run within this. Default 5m. */
+  readonly benchmarkMaxDurationMs: number;
+  /** Requests per sweep at most. Default 50. */
+  readonly maxRequestsPerSweep: number;
+  /** How long the edge has to answer a command (accepted/declined). Default 5s. */
+  readonly commandTimeoutMs: number;
+  /** Peers each host probes per cycle. Default 4. */
+  readonly probePeers: number;
+  /** Of those, with a throughput transfer. Default 1. */
+  readonly throughputPeers: number;
+  /** Edges' probe responder ports. Default 7946 (UDP) / 7947 (TCP). */
+  readonly probeUdpPort: number;
+  readonly probeTcpPort: number;
+  /** Probe hosts at loopback addresses too (single-machine tests and demos). Default false. */
+  readonly probeLoopback: boolean;
+  readonly rttSamples: number;
+  readonly rttTimeoutMs: number;
+  /** Bytes and time of one transfer at most. Default 16 MiB / 3 s. */
+  readonly throughputMaxBytes: number;
+  readonly throughputMaxMs: number;
+  /** Validity of a link measurement. Default 6h. */
+  readonly linkTtlMs: number;
+  /** RTT below which two hosts are one site (LAN). Default 1ms. */
+  readonly lanRttUs: number;
+  /** Benchmark and probe hosts whose GPUs a job holds (the edge's policy must allow it too). Default false. */
+  readonly allowWhileBusy: boolean;
+}
+
+export class InvalidConfigError extends Error {
+  override readonly name = 'InvalidConfigError';
+  readonly code = 'INVALID_CONFIG' as const;
+  constructor(readonly issues: readonly ValidationIssue[]) {
+    super(`invalid benchmarking configuration: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+  }
+}
+
+const duration = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((text, ctx) => {
+      const d = parseDurationMs(text);
+      if (!d.ok) {
+        ctx.addIssue({ code: 'custom', message: d.reason });
+        return z.NEVER;
+      }
+      return d.value;
+    });
+const int = (fallback: number, min: number, max: number) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
+
+const EnvSchema = z.object({
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
+  BENCHMARKING_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/)
+    .default('benchmarking'),
+  NATS_URL: z
+    .string()
+    .regex(/^(nats|tls):\/\//, 'must be a nats:// URL')
+    .default('nats://127.0.0.1:4222'),
+  NATS_NKEY_SEED_FILE: z.string().optional(),
+  SUBJECT_PREFIX: z
+    .string()
+    .regex(/^([A-Za-z0-9_-]+)?$/)
+    .default(''),
+  BENCHMARK_SWEEP_INTERVAL: duration('1m'),
+  PROBE_INTERVAL: duration('30m'),
+  PROFILE_TTL: duration('7d'),
+  PROFILE_RENEW_BEFORE: duration('1d'),
+  SPOT_CHECK_PROBABILITY: z.coerce.number().min(0).max(1).default(0.002),
+  SPOT_CHECK_MIN_INTERVAL: duration('1d'),
+  BENCHMARK_TIMEOUT: duration('15m'),
+  BENCHMARK_MAX_DURATION: duration('5m'),
+  BENCHMARK_MAX_PER_SWEEP: int(50, 1, 10_000),
+  EDGE_COMMAND_TIMEOUT: duration('5s'),
+  PROBE_PEERS: int(4, 1, 64),
+  PROBE_THROUGHPUT_PEERS: int(1, 0, 64),
+  PROBE_UDP_PORT: int(7946, 1, 65535),
+  PROBE_TCP_PORT: int(7947, 1, 65535),
+  PROBE_RTT_SAMPLES: int(10, 1, 64),
+  PROBE_RTT_TIMEOUT: duration('1s'),
+  PROBE_THROUGHPUT_MAX_BYTES: int(16 * 1024 * 1024, 1, 256 * 1024 * 1024),
+  PROBE_THROUGHPUT_MAX_DURATION: duration('3s'),
+  PROBE_LOOPBACK: z.enum(['true', 'false']).default('false'),
+  LINK_TTL: duration('6h'),
+  LAN_RTT_US: int(1000, 1, 1_000_000),
+  BENCHMARK_WHILE_BUSY: z.enum(['true', 'false']).default('false'),
+});
+
+/** Reads the configuration; every problem names its variable. */
+export const configFromEnv = (env: Readonly<Record<string, string | undefined>>): BenchmarkingConfig => {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) throw new InvalidConfigError(toIssues(parsed.error));
+  const e = parsed.data;
+  let natsSeed: string | null = null;
+  if (e.NATS_NKEY_SEED_FILE !== undefined) {
+    try {
+      natsSeed = readFileSync(e.NATS_NKEY_SEED_FILE, 'utf8').trim();
+    } catch (error) {
+      throw new InvalidConfigError([
+        { path: 'NATS_NKEY_SEED_FILE', message: `cannot read: ${String(error)}` },
+      ]);
+    }
+  }
+  return {
+    databaseUrl: e.DATABASE_URL,
+    schema: e.BENCHMARKING_SCHEMA,
+    natsUrl: e.NATS_URL,
+    natsSeed,
+    prefix: e.SUBJECT_PREFIX,
+    sweepIntervalMs: e.BENCHMARK_SWEEP_INTERVAL,
+    probeIntervalMs: e.PROBE_INTERVAL,
+    profileTtlMs: e.PROFILE_TTL,
+    renewBeforeMs: e.PROFILE_RENEW_BEFORE,
+    spotCheckProbability: e.SPOT_CHECK_PROBABILITY,
+    spotCheckMinIntervalMs: e.SPOT_CHECK_MIN_INTERVAL,
+    benchmarkTimeoutMs: e.BENCHMARK_TIMEOUT,
+    benchmarkMaxDurationMs: e.BENCHMARK_MAX_DURATION,
+    maxRequestsPerSweep: e.BENCHMARK_MAX_PER_SWEEP,
+    commandTimeoutMs: e.EDGE_COMMAND_TIMEOUT,
+    probePeers: e.PROBE_PEERS,
+    throughputPeers: e.PROBE_THROUGHPUT_PEERS,
+    probeUdpPort: e.PROBE_UDP_PORT,
+    probeTcpPort: e.PROBE_TCP_PORT,
+    probeLoopback: e.PROBE_LOOPBACK === 'true',
+    rttSamples: e.PROBE_RTT_SAMPLES,
+    rttTimeoutMs: e.PROBE_RTT_TIMEOUT,
+    throughputMaxBytes: e.PROBE_THROUGHPUT_MAX_BYTES,
+    throughputMaxMs: e.PROBE_THROUGHPUT_MAX_DURATION,
+    linkTtlMs: e.LINK_TTL,
+    lanRttUs: e.LAN_RTT_US,
+    allowWhileBusy: e.BENCHMARK_WHILE_BUSY === 'true',
+  };
+};

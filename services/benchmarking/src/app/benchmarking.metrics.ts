@@ -1,0 +1,54 @@
+import { defineCounter, defineHistogram, type Registry } from '@gpunet/telemetry';
+import type { Counter, Histogram } from 'prom-client';
+
+export interface BenchmarkingMetrics {
+  /** Commands sent to edges, by kind (benchmark, probe) and the edge's answer (accepted, declined, unanswered). */
+  readonly commands: Counter<'kind' | 'answer'>;
+  /** Signed edge reports consumed, by kind and result (applied, ignored, or the reason they were refused). */
+  readonly reports: Counter<'kind' | 'result'>;
+  /** Claim verifications, by verdict (verified, mismatched). */
+  readonly verdicts: Counter<'verdict'>;
+  readonly linksMeasured: Counter;
+  readonly probeCycleSeconds: Histogram;
+}
+
+const cache = new WeakMap<Registry, BenchmarkingMetrics>();
+
+export const benchmarkingMetrics = (registry: Registry): BenchmarkingMetrics => {
+  const known = cache.get(registry);
+  if (known) return known;
+  const metrics: BenchmarkingMetrics = {
+    commands: defineCounter(registry, {
+      subsystem: 'benchmarking',
+      name: 'edge_commands',
+      help: 'Benchmark and probe commands sent to edges, by kind and answer.',
+      labelNames: ['kind', 'answer'],
+    }),
+    reports: defineCounter(registry, {
+      subsystem: 'benchmarking',
+      name: 'edge_reports',
+      help: 'Signed edge reports consumed, by kind and result.',
+      labelNames: ['kind', 'result'],
+    }),
+    verdicts: defineCounter(registry, {
+      subsystem: 'benchmarking',
+      name: 'claim_verdicts',
+      help: 'Claim verifications, by verdict.',
+      labelNames: ['verdict'],
+    }),
+    linksMeasured: defineCounter(registry, {
+      subsystem: 'benchmarking',
+      name: 'links_measured',
+      help: 'Link measurements recorded.',
+    }),
+    probeCycleSeconds: defineHistogram(registry, {
+      subsystem: 'benchmarking',
+      name: 'probe_cycle',
+      unit: 'seconds',
+      help: 'Duration of one network probe cycle.',
+      buckets: [1, 5, 15, 30, 60, 120, 300, 600],
+    }),
+  };
+  cache.set(registry, metrics);
+  return metrics;
+};

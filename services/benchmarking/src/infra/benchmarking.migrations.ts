@@ -1,0 +1,104 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+const schemaOf = (runner: QueryRunner): string => {
+  const schema = (runner.connection.options as { schema?: string }).schema;
+  if (schema === undefined) throw new Error('the benchmarking migrations need DataSource.options.schema');
+  return schema;
+};
+
+/**
+ * Benchmarking's projections: the claims it verifies against (from discovery's events), each
+ * provider's benchmarking state and newest profile, the measured links, the fitted coordinates, and
+ * the probe requests it sent (only solicited link reports are accepted).
+ */
+export class BenchmarkingProjections1764600000000 implements MigrationInterface {
+  readonly name = 'BenchmarkingProjections1764600000000';
+
+  async up(runner: QueryRunner): Promise<void> {
+    const s = schemaOf(runner);
+    await runner.query(`
+      CREATE TABLE "${s}".providers (
+        provider_id          text        PRIMARY KEY,
+        simulated            boolean     NOT NULL,
+        claim                jsonb       NOT NULL,
+        addresses            jsonb       NOT NULL,
+        status               text        NOT NULL CHECK (status IN ('online', 'offline', 'deregistered')),
+        busy                 boolean     NOT NULL DEFAULT false,
+        inventory_changed_at timestamptz,
+        last_sequence        bigint      NOT NULL DEFAULT 0
+      )`);
+    await runner.query(`
+      CREATE TABLE "${s}".benchmark_state (
+        provider_id        text             PRIMARY KEY,
+        pending_request_id text,
+        pending_deadline   timestamptz,
+        last_requested_at  timestamptz,
+        reliability        double precision NOT NULL,
+        mismatches         integer          NOT NULL DEFAULT 0,
+        verified_runs      integer          NOT NULL DEFAULT 0,
+        failed_runs        integer          NOT NULL DEFAULT 0,
+        last_verified_at   timestamptz,
+        last_mismatch_at   timestamptz
+      )`);
+    await runner.query(
+      `CREATE INDEX benchmark_pending ON "${s}".benchmark_state (pending_deadline) WHERE pending_request_id IS NOT NULL`,
+    );
+    await runner.query(`
+      CREATE TABLE "${s}".gpu_profiles (
+        provider_id text        PRIMARY KEY,
+        simulated   boolean     NOT NULL,
+        profile     jsonb       NOT NULL,
+        measured_at timestamptz NOT NULL,
+        expires_at  timestamptz NOT NULL
+      )`);
+    await runner.query(`
+      CREATE TABLE "${s}".links (
+        a              text             NOT NULL,
+        b              text             NOT NULL,
+        rtt_us         double precision NOT NULL,
+        throughput_bps double precision,
+        same_site      boolean          NOT NULL,
+        path           text             NOT NULL,
+        measured_at    timestamptz      NOT NULL,
+        expires_at     timestamptz      NOT NULL,
+        PRIMARY KEY (a, b)
+      )`);
+    await runner.query(`CREATE INDEX links_expiry ON "${s}".links (expires_at)`);
+    await runner.query(`
+      CREATE TABLE "${s}".coordinates (
+        host_id    text             PRIMARY KEY,
+        x          double precision NOT NULL,
+        y          double precision NOT NULL,
+        height     double precision NOT NULL,
+        error      double precision NOT NULL,
+        site_id    text             NOT NULL,
+        updated_at timestamptz      NOT NULL
+      )`);
+    await runner.query(`
+      CREATE TABLE "${s}".probe_requests (
+        request_id  text        PRIMARY KEY,
+        prober      text        NOT NULL,
+        cycle       text        NOT NULL,
+        peers       text[]      NOT NULL,
+        issued_at   timestamptz NOT NULL,
+        outcome     text        NOT NULL DEFAULT 'pending' CHECK (outcome IN ('pending', 'reported', 'declined', 'unanswered')),
+        reported_at timestamptz
+      )`);
+    await runner.query(`CREATE INDEX probe_requests_cycle ON "${s}".probe_requests (cycle)`);
+  }
+
+  async down(runner: QueryRunner): Promise<void> {
+    const s = schemaOf(runner);
+    for (const t of [
+      'probe_requests',
+      'coordinates',
+      'links',
+      'gpu_profiles',
+      'benchmark_state',
+      'providers',
+    ])
+      await runner.query(`DROP TABLE "${s}".${t}`);
+  }
+}
+
+export const benchmarkingMigrations = [BenchmarkingProjections1764600000000];
