@@ -77,6 +77,7 @@ export class RelayClient {
     droppedPackets: 0,
   };
   #socket: Socket | undefined;
+  #corked = false;
   #ready = false;
   #closed = false;
   #backoff: number;
@@ -119,6 +120,15 @@ export class RelayClient {
     if (!this.#ready || !socket || socket.writableLength > (this.options.maxQueuedBytes ?? 4 * 1024 * 1024)) {
       this.stats.droppedPackets++;
       return false;
+    }
+    // Frames sent in one tick (WireGuard sends in bursts) leave in one writev, not one syscall each.
+    if (!this.#corked) {
+      this.#corked = true;
+      socket.cork();
+      process.nextTick(() => {
+        this.#corked = false;
+        socket.uncork();
+      });
     }
     socket.write(encodePacketFrame(FrameType.SendPacket, destinationKey, packet));
     this.stats.sentPackets++;

@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CommandError, runCommand } from '../command';
@@ -178,9 +180,21 @@ export const startKernelWireGuard = async (ifname: string): Promise<WireGuardDev
       for (const key of config.removePeers ?? []) current.peers.delete(key);
       for (const peer of config.peers ?? []) current.peers.set(peer.publicKey, peer);
       desired = current;
-      await runCommand([...where, 'wg', 'setconf', name, '/dev/stdin'], {
-        input: wgConfText(current.privateKey, current.listenPort, [...current.peers.values()]),
-      });
+      // wg reads the configuration from a file (it cannot open a pipe's /dev/stdin): a private one, removed at once.
+      const dir = await mkdtemp(join(tmpdir(), 'gpunet-wg-'));
+      const file = join(dir, `${ifname}.conf`);
+      try {
+        await writeFile(
+          file,
+          wgConfText(current.privateKey, current.listenPort, [...current.peers.values()]),
+          {
+            mode: 0o600,
+          },
+        );
+        await runCommand([...where, 'wg', 'setconf', name, file]);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
     },
     state: async () => parseWgDump(await runCommand([...where, 'wg', 'show', name, 'dump'])),
     moveTo: async (ns) => {

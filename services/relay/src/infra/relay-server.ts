@@ -158,6 +158,8 @@ export class RelayServer {
         this.#reject(connection, 'bad-hello', (error as Error).message);
         return;
       }
+      // Frames of one chunk bound for one receiver leave in one writev: cork while forwarding the chunk.
+      const corked = new Set<Socket>();
       for (const frame of frames) {
         if (connection.key === null) {
           clearTimeout(helloTimer);
@@ -167,7 +169,7 @@ export class RelayServer {
         }
         switch (frame.type) {
           case FrameType.SendPacket:
-            if (frame.body.length > KEY_BYTES) this.#forward(connection, frame.raw, frame.body);
+            if (frame.body.length > KEY_BYTES) this.#forward(connection, frame.raw, frame.body, corked);
             break;
           case FrameType.Ping:
             socket.write(encodeFrame(FrameType.Pong, frame.body));
@@ -176,6 +178,7 @@ export class RelayServer {
             break;
         }
       }
+      for (const target of corked) target.uncork();
     });
     socket.on('error', () => undefined);
     socket.on('close', () => {
@@ -240,7 +243,7 @@ export class RelayServer {
     connection.socket.write(encodeJsonFrame(FrameType.ServerHello, reply));
   }
 
-  #forward(connection: Connection, raw: Buffer, body: Buffer): void {
+  #forward(connection: Connection, raw: Buffer, body: Buffer, corked: Set<Socket>): void {
     const bytes = body.length - KEY_BYTES;
     const route = this.table.route(
       connection.id,
@@ -257,6 +260,10 @@ export class RelayServer {
     // SendPacket and RecvPacket have the same layout: swap the type and the key, send the same bytes.
     raw[0] = FrameType.RecvPacket;
     connection.key!.copy(raw, 5);
+    if (!corked.has(target.socket)) {
+      target.socket.cork();
+      corked.add(target.socket);
+    }
     target.socket.write(raw);
   }
 
