@@ -72,7 +72,8 @@ const noThrow =
     expect(() => parse(text)).not.toThrow();
   };
 
-describe('fuzz: parsers never throw', () => {
+// Hundreds of parses per property: bounded by work, not wall time, so give slow CI machines room.
+describe('fuzz: parsers never throw', { timeout: 120_000 }, () => {
   it('nvidia-smi --query-gpu', () => {
     fc.assert(fc.property(fc.string({ maxLength: 400 }), noThrow(parseNvidiaSmiQuery)), runs);
     for (const f of [
