@@ -67,6 +67,18 @@ describe('samplePeers', () => {
     expect(keys).toContain(pairKey('h1', 'h2'));
   });
 
+  it('probes preferred pairs first (suspected LAN neighbours)', () => {
+    const hosts = hostsOf(30);
+    const pairs = samplePeers(hosts, {
+      k: 2,
+      rng: mulberry32(5),
+      prefer: (a, b) => pairKey(a, b) === pairKey('h3', 'h17') || pairKey(a, b) === pairKey('h8', 'h9'),
+    });
+    const keys = new Set(pairs.map((p) => pairKey(p.prober, p.peer)));
+    expect(keys.has(pairKey('h3', 'h17'))).toBe(true);
+    expect(keys.has(pairKey('h8', 'h9'))).toBe(true);
+  });
+
   it('leaves out excluded pairs (a host busy with a job)', () => {
     const pairs = samplePeers(hostsOf(10), {
       k: 3,

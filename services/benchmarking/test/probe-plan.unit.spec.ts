@@ -1,7 +1,7 @@
 import { mulberry32, pairKey } from '@gpunet/netcoord';
 import { describe, expect, it } from 'vitest';
 import { linkMeasurements } from '../src/domain/links';
-import { planProbeRounds, plannedPairs, type ProbeHost } from '../src/domain/probe-plan';
+import { planProbeRounds, plannedPairs, type ProbeHost, suspectedLanPairs } from '../src/domain/probe-plan';
 
 const hosts = (n: number, busy: (i: number) => boolean = () => false): ProbeHost[] =>
   Array.from({ length: n }, (_, i) => ({
@@ -89,5 +89,17 @@ describe('linkMeasurements', () => {
       expect.objectContaining({ b: 'h2', rttUs: 24_100, throughputBitsPerSecond: null, sameSite: false }),
     ]);
     expect(pairKey('h1', 'h0')).toBe('h0|h1');
+  });
+});
+
+describe('suspectedLanPairs', () => {
+  it('names unmeasured pairs whose coordinates put them on one LAN', () => {
+    const coords = new Map([
+      ['a', { x: 0, y: 0, height: 50 }],
+      ['b', { x: 100, y: 0, height: 60 }],
+      ['c', { x: 20_000, y: 0, height: 50 }],
+      ['d', { x: 20_200, y: 0, height: 50 }],
+    ]);
+    expect([...suspectedLanPairs(coords, new Set([pairKey('c', 'd')]), 1_000)]).toEqual([pairKey('a', 'b')]);
   });
 });

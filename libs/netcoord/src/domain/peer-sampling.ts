@@ -22,12 +22,18 @@ export interface SampleOptions {
   readonly lastMeasured?: ReadonlyMap<string, number>;
   /** Pairs that must not be probed (a host busy with a job, a pair with no path). */
   readonly exclude?: (prober: string, peer: string) => boolean;
+  /**
+   * Pairs to probe before the others (still within the bounds): e.g. hosts whose coordinates put them
+   * on one LAN but that were never measured — a probe confirms the same site.
+   */
+  readonly prefer?: (prober: string, peer: string) => boolean;
 }
 
 /**
  * Chooses a bounded sample of peers for every host: at most `k` probes out and `maxInbound` in per
  * host, no pair twice (either direction), never all pairs — O(n·k) probes per round instead of
- * O(n²). Within the bounds the choice is random (seeded), least recently measured pairs first.
+ * O(n²). Within the bounds the choice is random (seeded): preferred pairs first, then the least
+ * recently measured.
  */
 export const samplePeers = (hosts: readonly string[], options: SampleOptions): ProbePair[] => {
   const k = Math.max(0, Math.floor(options.k));
@@ -42,8 +48,9 @@ export const samplePeers = (hosts: readonly string[], options: SampleOptions): P
       options.rng,
     ).sort(
       (p, q) =>
+        Number(options.prefer?.(prober, q) ?? false) - Number(options.prefer?.(prober, p) ?? false) ||
         (options.lastMeasured?.get(pairKey(prober, p)) ?? -Infinity) -
-        (options.lastMeasured?.get(pairKey(prober, q)) ?? -Infinity),
+          (options.lastMeasured?.get(pairKey(prober, q)) ?? -Infinity),
     );
     let out = 0;
     for (const peer of candidates) {

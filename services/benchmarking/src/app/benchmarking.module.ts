@@ -209,6 +209,7 @@ export class BenchmarkingRuntime {
       },
       allowWhileBusy: config.allowWhileBusy,
       commandTimeoutMs: config.commandTimeoutMs,
+      lanRttUs: config.lanRttUs,
       onError,
     });
     return new BenchmarkingRuntime(

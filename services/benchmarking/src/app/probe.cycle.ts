@@ -7,6 +7,7 @@ import {
   planProbeRounds,
   type ProbeHost,
   type ProbeRound,
+  suspectedLanPairs,
 } from '../domain/probe-plan';
 import { sendEdgeCommand } from '../infra/edge-commands';
 import type { BenchmarkingMetrics } from './benchmarking.metrics';
@@ -28,6 +29,8 @@ export interface ProbeCycleDeps {
   readonly bounds: ProbeBoundsConfig;
   readonly allowWhileBusy: boolean;
   readonly commandTimeoutMs: number;
+  /** Same-site threshold, µs (suspected LAN pairs are probed first). */
+  readonly lanRttUs: number;
   /** Real-time wait for a round's reports (they arrive through the consumer, possibly on another replica). */
   readonly pollMs?: number;
   readonly onError?: (error: unknown, context: string) => void;
@@ -111,7 +114,16 @@ export class ProbeCycle {
       const key = pairKey(m.a, m.b);
       lastMeasured.set(key, Math.max(lastMeasured.get(key) ?? 0, m.measured_at.getTime()));
     }
+    const coordinates = new Map(
+      (
+        await db.query<{ host_id: string; x: number; y: number; height: number }>(
+          `SELECT host_id, x, y, height FROM "${db.schema}".coordinates`,
+        )
+      ).map((c) => [c.host_id, { x: c.x, y: c.y, height: c.height }]),
+    );
+    const suspected = suspectedLanPairs(coordinates, new Set(lastMeasured.keys()), this.deps.lanRttUs);
     const rounds = planProbeRounds(hosts, {
+      prefer: (a, b) => suspected.has(pairKey(a, b)),
       k: this.deps.k,
       throughputPerHost: this.deps.throughputPeers,
       rng: mulberry32(Math.floor(this.deps.random() * 2 ** 32)),

@@ -1,5 +1,13 @@
 import type { PayloadOf, ProbeEndpoint, ProbeLinksOnEdge } from '@gpunet/contracts';
-import { pairKey, type ProbePair, probeRounds, type Rng, samplePeers } from '@gpunet/netcoord';
+import {
+  type Coordinate,
+  pairKey,
+  predictRtt,
+  type ProbePair,
+  probeRounds,
+  type Rng,
+  samplePeers,
+} from '@gpunet/netcoord';
 
 export type ProbeRequest = PayloadOf<typeof ProbeLinksOnEdge>;
 
@@ -27,6 +35,8 @@ export interface ProbePlanOptions {
   readonly rng: Rng;
   /** When each pair was last measured (`pairKey` → ms): least recently measured pairs first. */
   readonly lastMeasured?: ReadonlyMap<string, number>;
+  /** Pairs to probe first (see `suspectedLanPairs`). */
+  readonly prefer?: (prober: string, peer: string) => boolean;
   readonly bounds: ProbeBoundsConfig;
   /** Busy hosts take part too (the edge's own policy must agree). Default false. */
   readonly allowWhileBusy?: boolean;
@@ -60,6 +70,7 @@ export const planProbeRounds = (hosts: readonly ProbeHost[], options: ProbePlanO
       k: options.k,
       rng: options.rng,
       ...(options.lastMeasured ? { lastMeasured: options.lastMeasured } : {}),
+      ...(options.prefer ? { prefer: options.prefer } : {}),
     },
   );
   const base = {
@@ -114,3 +125,23 @@ export const plannedPairs = (rounds: readonly ProbeRound[]): Set<string> =>
       r.requests.flatMap((q) => q.request.targets.map((t) => pairKey(q.prober, t.peerId))),
     ),
   );
+
+/**
+ * Pairs the coordinates put on one LAN (predicted RTT below `lanRttUs`) that were never measured:
+ * same-site detection needs a measured link, so the next cycle probes these first.
+ */
+export const suspectedLanPairs = (
+  coordinates: ReadonlyMap<string, Coordinate>,
+  measured: ReadonlySet<string>,
+  lanRttUs: number,
+): Set<string> => {
+  const ids = [...coordinates.keys()].sort();
+  const out = new Set<string>();
+  for (let i = 0; i < ids.length; i++)
+    for (let j = i + 1; j < ids.length; j++) {
+      const key = pairKey(ids[i]!, ids[j]!);
+      if (!measured.has(key) && predictRtt(coordinates.get(ids[i]!)!, coordinates.get(ids[j]!)!) < lanRttUs)
+        out.add(key);
+    }
+  return out;
+};
