@@ -86,10 +86,13 @@ describe.skipIf(!ok)('two hosts behind separate symmetric NATs, a relay in publi
   });
 
   it('with the overlay, both NATs are detected as symmetric and every path goes through the relay', async () => {
-    job = await attachJob('job-sym', '100.96.21', hosts, [relayAt(net.host('relay').address)], {
+    // The job's first relay is down: edges fail over to the next one, in the order they were told.
+    const down = { relayId: 'relay-0', host: net.host('relay').address, port: 8444, stunPorts: [3490] };
+    job = await attachJob('job-sym', '100.96.21', hosts, [down, relayAt(net.host('relay').address)], {
       windowMs: 2_000,
     });
     for (const endpoint of job.endpoints) {
+      expect(endpoint.relayId).toBe('relay-1');
       expect(endpoint.natMapping).toBe('endpoint-dependent');
       expect(endpoint.candidates.map((c) => c.kind)).toEqual(['host']);
     }
