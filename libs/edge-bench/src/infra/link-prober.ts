@@ -156,6 +156,8 @@ export const measureThroughput = (
     };
     socket.setNoDelay(true);
     socket.on('connect', () => {
+      // On a slow machine the time bound can pass before the connection is up: nothing to send then.
+      if (ended) return;
       const header = Buffer.alloc(TCP_HEADER_BYTES);
       header.write(PROBE_MAGIC_TCP, 0, 'latin1');
       header.writeUInt32BE(PROBE_VERSION, 4);
