@@ -9,6 +9,7 @@ export * from './jobs';
 export * from './settlement';
 export * from './benchmarking';
 export * from './overlay';
+export * from './scheduler';
 
 /**
  * Every message gpunet puts on the wire. Services build their registries from this list (or a
