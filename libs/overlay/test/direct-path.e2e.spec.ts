@@ -85,6 +85,20 @@ describe.skipIf(!ok)('overlay between two hosts of one LAN', () => {
     expect(report.peers[0]!.txBytes).toBeGreaterThan(0);
   });
 
+  it('leaves nothing behind when attaching fails half way (no such rank namespace)', async () => {
+    const agent = await startAgent(net.host('a').ns, 'agent-failing');
+    await expect(
+      agent.client.attach({
+        jobId: 'job-broken',
+        networkCidr: network,
+        address: addresses[0]!,
+        relays: [],
+        rankNetns: { name: `${tb.prefix}-missing` },
+      }),
+    ).rejects.toThrow(/netns|namespace|No such file/i);
+    expect((await net.host('a').ns.links()).filter((l) => l.startsWith('gpn'))).toEqual([]);
+  });
+
   it('removes the interface and its process on detach', async () => {
     await agents[0]!.client.detach();
     expect(await ranks[0]!.links()).toEqual(['lo']);

@@ -206,7 +206,10 @@ export class JobOverlay {
       overlay.#endpoint = await overlay.#discoverEndpoint(socket);
       return overlay;
     } catch (error) {
-      for (const step of cleanup.reverse()) await Promise.resolve(step()).catch(() => undefined);
+      for (const step of cleanup.reverse())
+        await Promise.resolve()
+          .then(step)
+          .catch(() => undefined);
       throw error;
     }
   }
