@@ -1,0 +1,408 @@
+import type { Decider, DomainEvent, PlacedAllocation } from '@gpunet/contracts';
+
+/*
+ * One job's way through the scheduler (DESIGN.md §4.5), as a pure decider:
+ *
+ *   queued ──RoundStarted──▶ reserving ──every reservation accepted──▶ placed
+ *     ▲                         │ one declines (excluded next round) / deadline passes
+ *     └──────RoundAborted───────┘   (non-answerers excluded): release every reservation, requeue
+ *   queued ──ScheduleFailed(unresolvable | error | attempts exhausted)──▶ unschedulable
+ *   any but placed/unschedulable/cancelled ──Cancel──▶ cancelled (release everything held)
+ *
+ * Releases are listed in the events; the app sends `ReleaseOnEdge` for each (the edge treats an
+ * unknown reservation as released, so sending twice is harmless). An answer that arrives for a
+ * round already aborted is never trusted: an accept is released again (`LateReservationReleased`).
+ * No clock, no ids: instants, round and reservation ids arrive inside the commands.
+ */
+
+export interface ReservationTarget {
+  readonly reservationId: string;
+  readonly providerId: string;
+}
+
+export type RoundAbortCause = 'declined' | 'timeout';
+
+export interface CoreReason {
+  readonly plugin: string;
+  readonly reason: string;
+  readonly message: string;
+  readonly gpus: number | null;
+}
+
+export type JobPlacementEvent =
+  | DomainEvent<
+      'Queued',
+      { jobId: string; tenantId: string; attempt: number; reason: string | null; at: string }
+    >
+  | DomainEvent<
+      'RoundStarted',
+      {
+        roundId: string;
+        attempt: number;
+        allocations: readonly PlacedAllocation[];
+        deadline: string;
+        holdUntil: string;
+        at: string;
+      }
+    >
+  | DomainEvent<'ReservationAccepted', { roundId: string; reservationId: string }>
+  | DomainEvent<
+      'ReservationDeclined',
+      { roundId: string; reservationId: string; providerId: string; reasons: readonly string[] }
+    >
+  | DomainEvent<
+      'RoundAborted',
+      {
+        roundId: string;
+        cause: RoundAbortCause;
+        /** Every reservation of the round: each is released, accepted or not. */
+        release: readonly ReservationTarget[];
+        /** Providers left out of the next rounds: decliners, or those that never answered. */
+        exclude: readonly string[];
+        reason: string;
+        at: string;
+      }
+    >
+  | DomainEvent<'Placed', { roundId: string; at: string }>
+  | DomainEvent<
+      'Unschedulable',
+      {
+        code: 'UnschedulableAndUnresolvable' | 'Unschedulable' | 'Error' | 'RetriesExhausted';
+        allocation: string | null;
+        message: string;
+        reasons: readonly CoreReason[];
+        at: string;
+      }
+    >
+  | DomainEvent<'WaitingForCapacity', { message: string; at: string }>
+  | DomainEvent<'Cancelled', { release: readonly ReservationTarget[]; at: string }>
+  | DomainEvent<'LateReservationReleased', { roundId: string; release: ReservationTarget }>;
+
+export type JobPlacementCommand =
+  | { type: 'Queue'; jobId: string; tenantId: string; at: string }
+  | {
+      type: 'StartRound';
+      roundId: string;
+      allocations: readonly PlacedAllocation[];
+      deadline: string;
+      holdUntil: string;
+      at: string;
+    }
+  | {
+      type: 'ScheduleFailed';
+      code: 'UnschedulableAndUnresolvable' | 'Unschedulable' | 'Error';
+      allocation: string | null;
+      message: string;
+      reasons: readonly CoreReason[];
+      at: string;
+    }
+  | {
+      type: 'RecordAnswer';
+      roundId: string;
+      reservationId: string;
+      outcome: 'accepted' | 'declined';
+      reasons: readonly string[];
+      at: string;
+    }
+  | { type: 'DeadlinePassed'; roundId: string; at: string }
+  | { type: 'Cancel'; at: string };
+
+export type JobStatus = 'new' | 'queued' | 'waiting' | 'reserving' | 'placed' | 'unschedulable' | 'cancelled';
+
+export interface Round {
+  readonly roundId: string;
+  readonly allocations: readonly PlacedAllocation[];
+  readonly deadline: string;
+  readonly holdUntil: string;
+  readonly targets: readonly ReservationTarget[];
+  readonly accepted: readonly string[];
+}
+
+export interface JobPlacementState {
+  readonly status: JobStatus;
+  readonly jobId: string | null;
+  readonly tenantId: string | null;
+  /** Reservation rounds started so far. */
+  readonly attempt: number;
+  readonly round: Round | null;
+  /** Rounds that ended without a placement: answers to them are late. */
+  readonly abortedRounds: readonly string[];
+  readonly excluded: readonly string[];
+  /** Every reservation any round of this job asked for, to release late accepts. */
+  readonly reservations: readonly ReservationTarget[];
+}
+
+export class JobPlacementError extends Error {
+  constructor(
+    readonly code: 'NOT_QUEUED' | 'UNKNOWN_JOB' | 'EMPTY_PLACEMENT',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'JobPlacementError';
+  }
+}
+
+export const initialJobPlacementState: JobPlacementState = {
+  status: 'new',
+  jobId: null,
+  tenantId: null,
+  attempt: 0,
+  round: null,
+  abortedRounds: [],
+  excluded: [],
+  reservations: [],
+};
+
+/** Every reservation of a set of allocations, one per node, in order. */
+export const reservationTargets = (allocations: readonly PlacedAllocation[]): ReservationTarget[] =>
+  allocations.flatMap((a) =>
+    a.nodes.map((n) => ({ reservationId: n.reservationId, providerId: n.providerId })),
+  );
+
+const TERMINAL: readonly JobStatus[] = ['placed', 'unschedulable', 'cancelled'];
+
+export interface JobPlacementOptions {
+  /** Reservation rounds before the job is declared unschedulable (`RetriesExhausted`). Default 5. */
+  readonly maxAttempts?: number;
+}
+
+export const jobPlacementDecider = (
+  options: JobPlacementOptions = {},
+): Decider<JobPlacementCommand, JobPlacementEvent, JobPlacementState> => {
+  const maxAttempts = options.maxAttempts ?? 5;
+
+  const decide = (command: JobPlacementCommand, state: JobPlacementState): JobPlacementEvent[] => {
+    switch (command.type) {
+      case 'Queue':
+        if (state.status !== 'new') return [];
+        return [
+          {
+            type: 'Queued',
+            data: {
+              jobId: command.jobId,
+              tenantId: command.tenantId,
+              attempt: 1,
+              reason: null,
+              at: command.at,
+            },
+          },
+        ];
+      case 'StartRound': {
+        if (state.status !== 'queued' && state.status !== 'waiting') {
+          throw new JobPlacementError(
+            'NOT_QUEUED',
+            `a round can start only for a queued job (${state.status})`,
+          );
+        }
+        if (reservationTargets(command.allocations).length === 0) {
+          throw new JobPlacementError('EMPTY_PLACEMENT', 'a round needs at least one reservation');
+        }
+        return [
+          {
+            type: 'RoundStarted',
+            data: {
+              roundId: command.roundId,
+              attempt: state.attempt + 1,
+              allocations: command.allocations,
+              deadline: command.deadline,
+              holdUntil: command.holdUntil,
+              at: command.at,
+            },
+          },
+        ];
+      }
+      case 'ScheduleFailed': {
+        if (state.status !== 'queued' && state.status !== 'waiting') return [];
+        if (command.code === 'Unschedulable') {
+          return state.status === 'waiting'
+            ? []
+            : [{ type: 'WaitingForCapacity', data: { message: command.message, at: command.at } }];
+        }
+        return [
+          {
+            type: 'Unschedulable',
+            data: {
+              code: command.code,
+              allocation: command.allocation,
+              message: command.message,
+              reasons: command.reasons,
+              at: command.at,
+            },
+          },
+        ];
+      }
+      case 'RecordAnswer': {
+        const round = state.round;
+        if (!round || round.roundId !== command.roundId || state.status !== 'reserving') {
+          // Late: the round ended (aborted, or the job was cancelled). Never keep what it accepted.
+          if (command.outcome !== 'accepted' || !state.abortedRounds.includes(command.roundId)) return [];
+          return [
+            {
+              type: 'LateReservationReleased',
+              data: {
+                roundId: command.roundId,
+                release: {
+                  reservationId: command.reservationId,
+                  providerId: providerOf(state, command.reservationId),
+                },
+              },
+            },
+          ];
+        }
+        const target = round.targets.find((t) => t.reservationId === command.reservationId);
+        if (!target || round.accepted.includes(command.reservationId)) return [];
+        if (command.outcome === 'accepted') {
+          const accepted: JobPlacementEvent = {
+            type: 'ReservationAccepted',
+            data: { roundId: round.roundId, reservationId: command.reservationId },
+          };
+          return round.accepted.length + 1 === round.targets.length
+            ? [accepted, { type: 'Placed', data: { roundId: round.roundId, at: command.at } }]
+            : [accepted];
+        }
+        const reason = `provider ${target.providerId} declined: ${command.reasons.join('; ') || 'no reason given'}`;
+        return [
+          {
+            type: 'ReservationDeclined',
+            data: {
+              roundId: round.roundId,
+              reservationId: command.reservationId,
+              providerId: target.providerId,
+              reasons: command.reasons,
+            },
+          },
+          ...abort(state, round, 'declined', [target.providerId], reason, command.at),
+        ];
+      }
+      case 'DeadlinePassed': {
+        const round = state.round;
+        if (!round || round.roundId !== command.roundId || state.status !== 'reserving') return [];
+        const silent = round.targets
+          .filter((t) => !round.accepted.includes(t.reservationId))
+          .map((t) => t.providerId);
+        const reason = `no answer before the deadline from ${silent.join(', ')}`;
+        return abort(state, round, 'timeout', silent, reason, command.at);
+      }
+      case 'Cancel': {
+        if (TERMINAL.includes(state.status) && state.status !== 'placed') return [];
+        if (state.status === 'new')
+          throw new JobPlacementError('UNKNOWN_JOB', 'no such job in the scheduler');
+        const release =
+          state.round && (state.status === 'reserving' || state.status === 'placed')
+            ? state.round.targets
+            : [];
+        return [{ type: 'Cancelled', data: { release, at: command.at } }];
+      }
+    }
+  };
+
+  const abort = (
+    state: JobPlacementState,
+    round: Round,
+    cause: RoundAbortCause,
+    exclude: readonly string[],
+    reason: string,
+    at: string,
+  ): JobPlacementEvent[] => {
+    const aborted: JobPlacementEvent = {
+      type: 'RoundAborted',
+      data: {
+        roundId: round.roundId,
+        cause,
+        release: round.targets,
+        exclude: [...new Set(exclude)],
+        reason,
+        at,
+      },
+    };
+    if (state.attempt >= maxAttempts) {
+      return [
+        aborted,
+        {
+          type: 'Unschedulable',
+          data: {
+            code: 'RetriesExhausted',
+            allocation: null,
+            message: `${state.attempt} reservation rounds failed; the last: ${reason}`,
+            reasons: [],
+            at,
+          },
+        },
+      ];
+    }
+    return [
+      aborted,
+      {
+        type: 'Queued',
+        data: {
+          jobId: state.jobId ?? '',
+          tenantId: state.tenantId ?? '',
+          attempt: state.attempt + 1,
+          reason,
+          at,
+        },
+      },
+    ];
+  };
+
+  const evolve = (state: JobPlacementState, event: JobPlacementEvent): JobPlacementState => {
+    switch (event.type) {
+      case 'Queued':
+        return { ...state, status: 'queued', jobId: event.data.jobId, tenantId: event.data.tenantId };
+      case 'RoundStarted':
+        return {
+          ...state,
+          reservations: [...state.reservations, ...reservationTargets(event.data.allocations)],
+          status: 'reserving',
+          attempt: event.data.attempt,
+          round: {
+            roundId: event.data.roundId,
+            allocations: event.data.allocations,
+            deadline: event.data.deadline,
+            holdUntil: event.data.holdUntil,
+            targets: reservationTargets(event.data.allocations),
+            accepted: [],
+          },
+        };
+      case 'ReservationAccepted':
+        return state.round
+          ? {
+              ...state,
+              round: { ...state.round, accepted: [...state.round.accepted, event.data.reservationId] },
+            }
+          : state;
+      case 'ReservationDeclined':
+        return state;
+      case 'RoundAborted':
+        return {
+          ...state,
+          status: 'queued',
+          abortedRounds: [...state.abortedRounds, event.data.roundId],
+          excluded: [...new Set([...state.excluded, ...event.data.exclude])],
+          // The aborted round is kept so that late answers can be matched to providers.
+        };
+      case 'Placed':
+        return { ...state, status: 'placed' };
+      case 'Unschedulable':
+        return { ...state, status: 'unschedulable' };
+      case 'WaitingForCapacity':
+        return { ...state, status: 'waiting' };
+      case 'Cancelled':
+        return {
+          ...state,
+          status: 'cancelled',
+          abortedRounds: state.round
+            ? [...new Set([...state.abortedRounds, state.round.roundId])]
+            : state.abortedRounds,
+        };
+      case 'LateReservationReleased':
+        return state;
+    }
+  };
+
+  return { decide, evolve, initialState: initialJobPlacementState };
+};
+
+/** The provider of a reservation of any round of this job. */
+const providerOf = (state: JobPlacementState, reservationId: string): string =>
+  state.reservations.find((t) => t.reservationId === reservationId)?.providerId ?? 'unknown';
