@@ -118,7 +118,9 @@ export const measureThroughput = (
     let last: { bytes: number; elapsedUs: number } | undefined;
     let lines = '';
     let settled = false;
-    const startedUs = hrtimeUs();
+    // The transfer's time bound runs from the connection, not from the call: connecting is bounded
+    // by the hard deadline below.
+    let startedUs = 0;
     const settle = (error?: Error) => {
       if (settled) return;
       settled = true;
@@ -141,7 +143,7 @@ export const measureThroughput = (
       clearTimeout(soft);
       if (!socket.destroyed) socket.end();
     };
-    const soft = setTimeout(end, maxMs);
+    let soft: NodeJS.Timeout | undefined;
     const hard = setTimeout(
       () => settle(new ThroughputProbeError('TIMEOUT', 'transfer timed out')),
       maxMs * 2 + 1000,
@@ -158,6 +160,8 @@ export const measureThroughput = (
     socket.on('connect', () => {
       // On a slow machine the time bound can pass before the connection is up: nothing to send then.
       if (ended) return;
+      startedUs = hrtimeUs();
+      soft = setTimeout(end, maxMs);
       const header = Buffer.alloc(TCP_HEADER_BYTES);
       header.write(PROBE_MAGIC_TCP, 0, 'latin1');
       header.writeUInt32BE(PROBE_VERSION, 4);
