@@ -161,6 +161,21 @@ describe('discovery with three simulated edges (real NATS, Postgres and edge pro
       cursor = page.nextCursor;
     } while (cursor !== null);
     expect(pages).toEqual([h100.edgeId, a100.edgeId, rtx.edgeId].sort());
+
+    // A page stops short of NATS's payload limit and resumes right after its last provider.
+    const request = FindCandidates.request.parse({ gpu: gpuRequirement('{ count: 1 }') });
+    const small: string[] = [];
+    let next: string | null = null;
+    let replies = 0;
+    do {
+      const page: { items: { providerId: string }[]; nextCursor: string | null } =
+        d.runtime.candidates.index.query({ ...request, cursor: next }, d.clock.nowMs(), 1_500);
+      small.push(...page.items.map((i) => i.providerId));
+      next = page.nextCursor;
+      replies += 1;
+    } while (next !== null);
+    expect(small).toEqual([h100.edgeId, a100.edgeId, rtx.edgeId].sort());
+    expect(replies).toBeGreaterThanOrEqual(3);
   });
 
   it('takes a silent edge offline after the window (fake clock) and back online when it returns', async () => {

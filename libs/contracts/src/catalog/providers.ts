@@ -677,7 +677,6 @@ export const CandidateProviderSchema = z.strictObject({
   maxGpusPerJob: z.int(),
   maxJobDurationMs: z.int().nullable(),
   asset: AssetSchema,
-  lastSeenAt: at.nullable(),
   /** The provider's free, shared GPUs that meet the requirement, by index. */
   gpus: z.array(CandidateGpuSchema).min(1),
 });

@@ -1,50 +1,92 @@
-import type { CandidateProvider, QueryResponse, FindCandidates } from '@gpunet/contracts';
+import { type FindCandidates, prefixSubject, type QueryResponse } from '@gpunet/contracts';
 import type { Database } from '@gpunet/eventing';
-import {
-  availableFor,
-  type CandidateRequest,
-  candidateCriteria,
-  locationAllowed,
-  versionsSatisfied,
-} from '../domain/candidate.filter';
-import { findCandidateRows } from '../infra/candidate.repository';
-
-/** Pages SQL may read to fill one page when checks outside SQL drop providers. */
-const MAX_ROUNDS = 8;
+import type { NatsConnection, Subscription } from '@nats-io/nats-core';
+import { CandidateIndex } from '../domain/candidate-index';
+import type { CandidateRequest } from '../domain/candidate.filter';
+import { loadIndexedProviders } from '../infra/candidate.repository';
 
 /**
- * Answers the candidate query: online providers' free, shared GPUs meeting the requirement, grouped
- * by provider and paged by provider id. SQL filters what it can through the offered-GPU index;
- * driver version ranges, availability windows and locations are checked here, and the page is
- * topped up from the following providers when they drop some.
+ * The most bytes of candidates one reply carries. NATS refuses messages over its `max_payload`
+ * (1 MiB by default); a page stops short of this and continues at `nextCursor`.
  */
-export const findCandidates = async (
-  db: Pick<Database, 'query' | 'schema'>,
-  request: CandidateRequest,
-  nowMs: number,
-): Promise<QueryResponse<typeof FindCandidates>> => {
-  const criteria = candidateCriteria(request);
-  const atMs = request.at === null ? nowMs : Date.parse(request.at);
-  const items: CandidateProvider[] = [];
-  let cursor = request.cursor;
-  let exhausted = false;
-  for (let round = 0; round < MAX_ROUNDS && items.length < request.limit; round++) {
-    const want = request.limit - items.length;
-    const rows = await findCandidateRows(db, criteria, cursor, want);
-    for (const { provider, gpus } of rows) {
-      cursor = provider.providerId;
-      if (!availableFor(provider.availability, atMs, request.maxDurationMs)) continue;
-      if (!locationAllowed(request.location, provider.location)) continue;
-      const fit = gpus.filter((g) => versionsSatisfied(g, request.gpu.cuda, request.gpu.rocm));
-      if (Math.min(fit.length, provider.maxGpusPerJob) < request.minGpusPerProvider || fit.length === 0)
-        continue;
-      const { availability: _a, ...rest } = provider;
-      items.push({ ...rest, gpus: fit });
-    }
-    if (rows.length < want) {
-      exhausted = true;
-      break;
-    }
+export const DEFAULT_MAX_REPLY_BYTES = 768 * 1024;
+
+/**
+ * Answers the candidate query from an in-memory mirror of the projection: the scheduler asks often
+ * and wants answers in milliseconds; Postgres holds the truth. The mirror is loaded at start and a
+ * provider is re-read whenever its aggregate changes — at once after this replica's own commits,
+ * and for every replica from the `discovery.provider.…` events the outbox relay publishes (so
+ * replicas converge whoever decided the change). A reconnect to NATS re-reads everything, in case
+ * events passed meanwhile.
+ */
+export class CandidateCache {
+  readonly index = new CandidateIndex();
+  private subscription: Subscription | undefined;
+  private pending = new Set<string>();
+  private refreshing: Promise<void> | undefined;
+
+  constructor(
+    private readonly deps: {
+      readonly db: Pick<Database, 'query' | 'schema'>;
+      readonly nc: NatsConnection;
+      readonly prefix: string;
+      readonly maxReplyBytes?: number;
+      readonly onError?: (error: unknown, context: string) => void;
+    },
+  ) {}
+
+  async start(): Promise<void> {
+    const { nc, prefix } = this.deps;
+    this.subscription = nc.subscribe(prefixSubject(prefix, 'discovery.provider.>'), {
+      callback: (error, msg) => {
+        if (error) return this.deps.onError?.(error, 'candidate cache subscription');
+        try {
+          const id = msg.json<{ data?: { providerId?: unknown } }>().data?.providerId;
+          if (typeof id === 'string') void this.refresh([id]);
+        } catch {
+          // Not ours to judge: the stream's consumers validate events.
+        }
+      },
+    });
+    await this.reload();
+    void (async () => {
+      for await (const s of nc.status())
+        if (s.type === 'reconnect')
+          await this.reload().catch((e: unknown) => this.deps.onError?.(e, 'candidate cache reload'));
+    })().catch(() => undefined);
   }
-  return { items, nextCursor: exhausted ? null : cursor };
-};
+
+  stop(): void {
+    this.subscription?.unsubscribe();
+  }
+
+  /** Reads the whole projection again. */
+  async reload(): Promise<void> {
+    const { providers } = await loadIndexedProviders(this.deps.db);
+    this.index.replaceAll(providers);
+  }
+
+  /** Re-reads these providers (batched: refreshes asked for meanwhile share the next read). */
+  refresh(ids: readonly string[]): Promise<void> {
+    for (const id of ids) this.pending.add(id);
+    this.refreshing ??= (async () => {
+      try {
+        while (this.pending.size > 0) {
+          const batch = [...this.pending];
+          this.pending.clear();
+          const { providers } = await loadIndexedProviders(this.deps.db, batch);
+          for (const p of providers) this.index.upsert(p);
+        }
+      } catch (error) {
+        this.deps.onError?.(error, 'candidate cache refresh');
+      } finally {
+        this.refreshing = undefined;
+      }
+    })();
+    return this.refreshing;
+  }
+
+  query(request: CandidateRequest, nowMs: number): QueryResponse<typeof FindCandidates> {
+    return this.index.query(request, nowMs, this.deps.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES);
+  }
+}

@@ -27,7 +27,7 @@ import { nkeyAuthenticator, type Subscription } from '@nats-io/nats-core';
 import { type DynamicModule, Module } from '@nestjs/common';
 import type { CandidateRequest } from '../domain/candidate.filter';
 import { discoveryMigrations } from '../infra/discovery.migrations';
-import { findCandidates } from './candidates.service';
+import { CandidateCache } from './candidates.service';
 import type { DiscoveryConfig } from './discovery.config';
 import { type DiscoveryMetrics, discoveryMetrics } from './discovery.metrics';
 import { edgeReportMessages, handleEdgeReport, ProviderCommands } from './edge-reports.handler';
@@ -72,6 +72,7 @@ export class DiscoveryRuntime {
     readonly eventing: EventingRuntime,
     readonly ingest: HeartbeatIngest,
     readonly monitor: LivenessMonitor,
+    readonly candidates: CandidateCache,
     private readonly clock: Clock,
     private readonly onError: (error: unknown, context: string) => void,
   ) {}
@@ -104,7 +105,8 @@ export class DiscoveryRuntime {
       throw error;
     }
     const store = new PostgresEventStore(db, registry, config.prefix);
-    const commands = new ProviderCommands(store, registry, clock);
+    const candidates = new CandidateCache({ db, nc: nats.nc, prefix: config.prefix, onError });
+    const commands = new ProviderCommands(store, registry, clock, (ids) => void candidates.refresh(ids));
     const consumer = new DurableConsumer({
       name: EDGE_REPORTS_CONSUMER,
       stream: EdgeStream,
@@ -138,6 +140,7 @@ export class DiscoveryRuntime {
       windowMs: config.livenessWindowMs,
       intervalMs: config.sweepIntervalMs,
       onError,
+      afterChange: (ids) => candidates.refresh(ids),
     });
     return new DiscoveryRuntime(
       config,
@@ -148,12 +151,14 @@ export class DiscoveryRuntime {
       new EventingRuntime(db, nats, relay, [consumer]),
       ingest,
       monitor,
+      candidates,
       clock,
       onError,
     );
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    await this.candidates.start();
     await this.ingest.start();
     await this.eventing.onApplicationBootstrap();
     this.querySubscription = serveQuery(
@@ -161,7 +166,7 @@ export class DiscoveryRuntime {
       async (request) => {
         const end = this.metrics.candidateQuerySeconds.startTimer();
         try {
-          return await this.findCandidates(request);
+          return await Promise.resolve(this.findCandidates(request));
         } finally {
           end();
         }
@@ -173,6 +178,7 @@ export class DiscoveryRuntime {
 
   async beforeApplicationShutdown(): Promise<void> {
     this.querySubscription?.unsubscribe();
+    this.candidates.stop();
     await this.monitor.stop();
     await this.ingest.stop();
     await this.eventing.beforeApplicationShutdown();
@@ -188,8 +194,9 @@ export class DiscoveryRuntime {
     return this.ingest.flush();
   }
 
+  /** One page of candidates (what `q.discovery.candidates.v1` answers). */
   findCandidates(request: CandidateRequest) {
-    return findCandidates(this.db, request, this.clock.now().getTime());
+    return this.candidates.query(request, this.clock.now().getTime());
   }
 }
 

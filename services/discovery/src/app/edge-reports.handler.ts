@@ -52,7 +52,13 @@ export const providerStreamId = (providerId: string): string => `provider-${prov
 export class ProviderCommands {
   private readonly handler: CommandHandler<ProviderCommand, ProviderEvent, ProviderState>;
 
-  constructor(store: PostgresEventStore, registry: MessageRegistry, clock: Clock) {
+  constructor(
+    store: PostgresEventStore,
+    registry: MessageRegistry,
+    clock: Clock,
+    /** Told, after commit, which providers changed (the candidate cache re-reads them). */
+    private readonly changed: (providerIds: readonly string[]) => void = () => undefined,
+  ) {
     this.handler = new CommandHandler({ store, registry, decider: providerDecider, clock });
   }
 
@@ -66,6 +72,7 @@ export class ProviderCommands {
       tx,
       result.domainEvents.map((event, i) => ({ event, streamVersion: result.events[i]!.streamVersion })),
     );
+    if (result.domainEvents.length > 0) tx.onCommit(() => this.changed([command.providerId]));
     return result.domainEvents;
   }
 }

@@ -29,6 +29,8 @@ export class LivenessMonitor {
       readonly windowMs: number;
       readonly intervalMs: number;
       readonly onError?: (error: unknown, context: string) => void;
+      /** Awaited after a sweep that changed providers (the candidate cache re-reads them). */
+      readonly afterChange?: (providerIds: readonly string[]) => Promise<void>;
     },
   ) {}
 
@@ -51,6 +53,14 @@ export class LivenessMonitor {
   }
 
   private async sweepOnce(): Promise<SweepResult> {
+    const result = await this.decide();
+    // Queries answered after the sweep returns see its outcome.
+    const changed = [...result.offline, ...result.online];
+    if (changed.length > 0) await this.deps.afterChange?.(changed);
+    return result;
+  }
+
+  private async decide(): Promise<SweepResult> {
     const { db, ingest, clock, windowMs } = this.deps;
     if (!ingest.listening) return { offline: [], online: [] };
     await ingest.flush();

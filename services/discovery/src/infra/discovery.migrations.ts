@@ -9,8 +9,8 @@ const schemaOf = (runner: QueryRunner): string => {
 /**
  * The inventory projection: one row per provider (its reported facts, policy and liveness) and one
  * per GPU (its attributes, whether it is shared, reserved and offered). `gpus.available` is kept
- * denormalized (provider online ∧ shared ∧ whole ∧ unreserved) so the candidate query reads one
- * partial index.
+ * denormalized (provider online ∧ shared ∧ whole ∧ unreserved). The candidate query is answered
+ * from an in-memory mirror of these tables (`CandidateCache`), re-read per changed provider.
  */
 export class DiscoveryProjection1764460000000 implements MigrationInterface {
   readonly name = 'DiscoveryProjection1764460000000';
@@ -69,8 +69,6 @@ export class DiscoveryProjection1764460000000 implements MigrationInterface {
         available        boolean  NOT NULL,
         PRIMARY KEY (provider_id, uuid)
       )`);
-    // The candidate query walks offered GPUs in provider order (keyset paging by provider).
-    await runner.query(`CREATE INDEX gpus_offered ON "${s}".gpus (provider_id, idx) WHERE available`);
   }
 
   async down(runner: QueryRunner): Promise<void> {

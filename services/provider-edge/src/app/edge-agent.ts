@@ -122,6 +122,8 @@ export class EdgeAgent {
   private failures = 0;
   private serial: Promise<unknown> = Promise.resolve();
   private stopped = false;
+  /** Set once stop() gave up on the queue: no more retries. */
+  private closed = false;
 
   constructor(private readonly options: EdgeAgentOptions) {
     this.clock = options.clock ?? systemClock;
@@ -224,11 +226,15 @@ export class EdgeAgent {
     for (const t of this.timers) clearInterval(t);
     clearTimeout(this.retryTimer);
     for (const s of this.subscriptions) s.unsubscribe();
-    const deadline = this.nowMs() + (options.flushTimeoutMs ?? 2_000);
+    let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       this.flushed(),
-      new Promise((r) => setTimeout(r, Math.max(0, deadline - this.nowMs())).unref()),
+      new Promise((r) => (timer = setTimeout(r, options.flushTimeoutMs ?? 2_000))),
     ]);
+    clearTimeout(timer);
+    // Whatever is still queued is given up: the next start registers afresh.
+    this.closed = true;
+    clearTimeout(this.retryTimer);
     await this.serial;
     await this.link?.close();
   }
@@ -298,7 +304,7 @@ export class EdgeAgent {
   /** Resolves once every queued report was acknowledged. */
   async flushed(): Promise<void> {
     // Retries follow their own backoff (and reconnects); this only watches the queue drain.
-    while (this.pending.length > 0) await new Promise((r) => setTimeout(r, 10));
+    while (this.pending.length > 0 && !this.closed) await new Promise((r) => setTimeout(r, 10));
   }
 
   /** The snapshot the reservation check sees (for `edge status` and tests). */
@@ -430,7 +436,7 @@ export class EdgeAgent {
           error: String(error),
         });
         clearTimeout(this.retryTimer);
-        if (!this.stopped || this.pending.length > 0) this.retryTimer = setTimeout(() => this.kick(), delay);
+        if (!this.closed) this.retryTimer = setTimeout(() => this.kick(), delay);
         return;
       }
     }

@@ -81,7 +81,7 @@ describe('parsePolicy', () => {
     ],
     [
       'too many decimals',
-      POLICY_TEMPLATE.replace('"0.30"', '"0.3000001"'),
+      POLICY_TEMPLATE.replace("'0.30'", "'0.3000001'"),
       'pricing.default_per_gpu_hour',
       'decimal',
     ],

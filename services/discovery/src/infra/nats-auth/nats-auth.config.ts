@@ -38,7 +38,7 @@ const JETSTREAM = ['$JS.API.>', '$JS.ACK.>', 'dlq.>'];
 export const SERVICE_PERMISSIONS: Readonly<Record<string, ServicePermissions>> = {
   discovery: {
     publish: [...JETSTREAM, 'discovery.>'],
-    subscribe: ['_INBOX.>', 'edge.>', 'q.discovery.>'],
+    subscribe: ['_INBOX.>', 'edge.>', 'q.discovery.>', 'discovery.>'],
   },
   scheduler: {
     publish: [...JETSTREAM, 'scheduler.>', 'cmd.edge.*.reserve.v1', 'cmd.edge.*.release.v1', 'q.>'],

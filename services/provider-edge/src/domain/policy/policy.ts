@@ -296,10 +296,10 @@ pricing:
   asset: USDC
   # floors per GPU-hour; the first entry whose model words appear in the GPU's name wins
   floors:
-    - { model: H100, per_gpu_hour: "2.00" }
-    - { model: A100, per_gpu_hour: "1.00" }
+    - { model: H100, per_gpu_hour: '2.00' }
+    - { model: A100, per_gpu_hour: '1.00' }
   # floor for other models (omit: no floor)
-  default_per_gpu_hour: "0.30"
+  default_per_gpu_hour: '0.30'
 
 # subnets this host joins
 subnets: [public]

@@ -1,0 +1,184 @@
+import type {
+  AvailabilityWindow,
+  CandidateGpu,
+  CandidateProvider,
+  FindCandidates,
+  QueryResponse,
+} from '@gpunet/contracts';
+import {
+  availableFor,
+  type CandidateCriteria,
+  type CandidateRequest,
+  candidateCriteria,
+  locationAllowed,
+  versionsSatisfied,
+} from './candidate.filter';
+
+/** A GPU as the index holds it: what the reply carries plus what filters read. */
+export interface IndexedGpu extends CandidateGpu {
+  /** ` NVIDIA H100 80GB HBM3 `: words between spaces, for word-sequence model matching. */
+  readonly modelWords: string;
+  /** `major × 10 + minor`, or null. */
+  readonly cc: number | null;
+  readonly floor: bigint | null;
+  /** Offered: provider online, shared, whole, unreserved (as projected). */
+  readonly available: boolean;
+}
+
+/** A provider as the index holds it (one row of the projection with its GPUs). */
+export interface IndexedProvider extends Omit<CandidateProvider, 'gpus'> {
+  /** The aggregate's version the row reflects: an older read never replaces a newer one. */
+  readonly version: number;
+  readonly status: 'online' | 'offline' | 'deregistered';
+  readonly images: readonly string[];
+  readonly availability: {
+    readonly timeZone: string;
+    readonly windows: readonly AvailabilityWindow[];
+  } | null;
+  readonly gpus: readonly IndexedGpu[];
+}
+
+const providerMatches = (p: IndexedProvider, c: CandidateCriteria): boolean =>
+  p.status === 'online' &&
+  p.cpuMillicores >= c.minCpuMillicores &&
+  p.memoryBytes >= c.minMemoryBytes &&
+  p.maxGpusPerJob >= c.minGpusPerProvider &&
+  (c.cpuArchitecture === null || p.cpuArchitecture === c.cpuArchitecture) &&
+  (c.subnet === null || p.subnets.includes(c.subnet)) &&
+  (c.image === null || p.images.some((pre) => pre === '*' || c.image!.startsWith(pre))) &&
+  (c.maxDurationMs === null || p.maxJobDurationMs === null || p.maxJobDurationMs >= c.maxDurationMs) &&
+  (c.includeSimulated || !p.simulated) &&
+  (c.asset === null || p.asset === c.asset) &&
+  !c.excludeProviders.includes(p.providerId);
+
+const gpuMatches = (g: IndexedGpu, c: CandidateCriteria, maxPrice: bigint | null): boolean =>
+  g.available &&
+  (c.vendor === null || g.vendor === c.vendor) &&
+  g.vramBytes >= c.minVramBytes &&
+  (c.models.length === 0 || c.models.some((m) => g.modelWords.includes(m))) &&
+  (c.minComputeCapability === null ||
+    g.vendor !== 'nvidia' ||
+    (g.cc !== null && g.cc >= c.minComputeCapability)) &&
+  (c.amdArchitectures.length === 0 ||
+    g.vendor !== 'amd' ||
+    (g.architecture !== null && c.amdArchitectures.includes(g.architecture))) &&
+  (maxPrice === null || g.floor === null || g.floor <= maxPrice);
+
+/** The first index in sorted `ids` whose id is greater than `after`. */
+const upperBound = (ids: readonly string[], after: string): number => {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ids[mid]! <= after) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+};
+
+/**
+ * The candidate set in memory, kept in provider-id order for keyset paging. The projection in
+ * Postgres is the truth; the index mirrors it (loaded at start, refreshed per changed provider), so
+ * a query touches only the providers it returns or skips — no database round trip. Pure.
+ */
+export class CandidateIndex {
+  private readonly byId = new Map<string, IndexedProvider>();
+  private ids: string[] = [];
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  get(providerId: string): IndexedProvider | undefined {
+    return this.byId.get(providerId);
+  }
+
+  /** Puts a provider's row in, unless the index already holds a newer version of it. */
+  upsert(provider: IndexedProvider): boolean {
+    const known = this.byId.get(provider.providerId);
+    if (known && known.version > provider.version) return false;
+    if (!known) {
+      const at = upperBound(this.ids, provider.providerId);
+      this.ids.splice(at, 0, provider.providerId);
+    }
+    this.byId.set(provider.providerId, provider);
+    return true;
+  }
+
+  /** Replaces everything (a full load or resync), keeping any newer row read meanwhile. */
+  replaceAll(providers: readonly IndexedProvider[]): void {
+    const next = new Map<string, IndexedProvider>();
+    for (const p of providers) {
+      const known = this.byId.get(p.providerId);
+      next.set(p.providerId, known && known.version > p.version ? known : p);
+    }
+    this.byId.clear();
+    for (const [id, p] of next) this.byId.set(id, p);
+    this.ids = [...next.keys()].sort();
+  }
+
+  /**
+   * One page of candidates: online providers after `cursor` with free, shared GPUs meeting the
+   * request, in provider-id order, at most `limit` providers and about `maxReplyBytes` of JSON.
+   * `nextCursor` is null when no provider follows.
+   */
+  query(
+    request: CandidateRequest,
+    nowMs: number,
+    maxReplyBytes: number,
+  ): QueryResponse<typeof FindCandidates> {
+    const c = candidateCriteria(request);
+    const maxPrice = c.maxPriceMinor === null ? null : BigInt(c.maxPriceMinor);
+    const atMs = request.at === null ? nowMs : Date.parse(request.at);
+    const items: CandidateProvider[] = [];
+    let bytes = 64;
+    const start = request.cursor === null ? 0 : upperBound(this.ids, request.cursor);
+    for (let i = start; i < this.ids.length; i++) {
+      const p = this.byId.get(this.ids[i]!)!;
+      if (!providerMatches(p, c)) continue;
+      const gpus: CandidateGpu[] = [];
+      for (const g of p.gpus)
+        if (gpuMatches(g, c, maxPrice) && versionsSatisfied(g, request.gpu.cuda, request.gpu.rocm))
+          gpus.push(toCandidateGpu(g));
+      if (gpus.length === 0 || Math.min(gpus.length, p.maxGpusPerJob) < c.minGpusPerProvider) continue;
+      if (!locationAllowed(request.location, p.location)) continue;
+      if (!availableFor(p.availability, atMs, request.maxDurationMs)) continue;
+      const item: CandidateProvider = {
+        providerId: p.providerId,
+        name: p.name,
+        simulated: p.simulated,
+        cpuArchitecture: p.cpuArchitecture,
+        cpuMillicores: p.cpuMillicores,
+        memoryBytes: p.memoryBytes,
+        location: p.location,
+        subnets: p.subnets,
+        maxGpusPerJob: p.maxGpusPerJob,
+        maxJobDurationMs: p.maxJobDurationMs,
+        asset: p.asset,
+        gpus,
+      };
+      const size = JSON.stringify(item).length + 1;
+      if (bytes + size > maxReplyBytes && items.length > 0) return { items, nextCursor: this.ids[i - 1]! };
+      bytes += size;
+      items.push(item);
+      if (items.length === request.limit)
+        return { items, nextCursor: i + 1 < this.ids.length ? p.providerId : null };
+    }
+    return { items, nextCursor: null };
+  }
+}
+
+const toCandidateGpu = (g: IndexedGpu): CandidateGpu => ({
+  uuid: g.uuid,
+  index: g.index,
+  vendor: g.vendor,
+  model: g.model,
+  vramBytes: g.vramBytes,
+  computeCapability: g.computeCapability,
+  cudaVersion: g.cudaVersion,
+  rocmVersion: g.rocmVersion,
+  architecture: g.architecture,
+  pciBusId: g.pciBusId,
+  priceFloorMinor: g.priceFloorMinor,
+  directPeers: g.directPeers,
+});

@@ -1,0 +1,156 @@
+import { FindCandidates } from '@gpunet/contracts';
+import { describe, expect, it } from 'vitest';
+import { CandidateIndex, type IndexedGpu, type IndexedProvider } from '../src/domain/candidate-index';
+import { gpuRequirement } from './support/requirement';
+
+const gpu = (index: number, over: Partial<IndexedGpu> = {}): IndexedGpu => ({
+  uuid: `GPU-${index}`,
+  index,
+  vendor: 'nvidia',
+  model: 'NVIDIA A100-SXM4-80GB',
+  modelWords: ' NVIDIA A100 SXM4 80GB ',
+  vramBytes: 80 * 1024 ** 3,
+  cc: 80,
+  computeCapability: { major: 8, minor: 0 },
+  cudaVersion: '12.2',
+  rocmVersion: null,
+  architecture: null,
+  pciBusId: null,
+  priceFloorMinor: '1000000',
+  floor: 1_000_000n,
+  directPeers: [],
+  available: true,
+  ...over,
+});
+
+const provider = (id: string, over: Partial<IndexedProvider> = {}): IndexedProvider => ({
+  providerId: id,
+  version: 1,
+  status: 'online',
+  name: id,
+  simulated: false,
+  cpuArchitecture: 'amd64',
+  cpuMillicores: 64_000,
+  memoryBytes: 512 * 1024 ** 3,
+  location: { continent: 'EU', country: 'DE', city: null },
+  subnets: ['public'],
+  images: ['*'],
+  maxGpusPerJob: 8,
+  maxJobDurationMs: null,
+  asset: 'USDC',
+  availability: null,
+  gpus: [0, 1, 2, 3].map((i) => gpu(i)),
+  ...over,
+});
+
+const request = (gpus: string, over: Record<string, unknown> = {}) =>
+  FindCandidates.request.parse({ gpu: gpuRequirement(gpus), ...over });
+
+const ids = (index: CandidateIndex, r: ReturnType<typeof request>, bytes = 1 << 20) =>
+  index.query(r, Date.parse('2030-01-01T12:00:00Z'), bytes).items.map((i) => i.providerId);
+
+describe('CandidateIndex', () => {
+  const index = new CandidateIndex();
+  index.replaceAll([
+    provider('p1'),
+    provider('p2', { status: 'offline' }),
+    provider('p3', { gpus: [gpu(0, { available: false }), gpu(1)] }),
+    provider('p4', {
+      subnets: ['public', 'research'],
+      images: ['nvcr.io/nvidia/'],
+      maxJobDurationMs: 3_600_000,
+    }),
+    provider('p5', {
+      gpus: [
+        gpu(0, {
+          vendor: 'amd',
+          model: 'AMD Instinct MI250X',
+          modelWords: ' AMD INSTINCT MI250X ',
+          cc: null,
+          computeCapability: null,
+          cudaVersion: null,
+          rocmVersion: '6.1.2',
+          architecture: 'gfx90a',
+        }),
+      ],
+    }),
+    provider('p6', {
+      simulated: true,
+      asset: 'NTX',
+      location: { continent: 'NA', country: 'US', city: null },
+    }),
+  ]);
+
+  it.each([
+    [
+      'any GPU: every online provider with an offered GPU',
+      '{ count: 1 }',
+      {},
+      ['p1', 'p3', 'p4', 'p5', 'p6'],
+    ],
+    ['4 GPUs on one host: p3 offers one', '{ count: 4 }', { minGpusPerProvider: 4 }, ['p1', 'p4', 'p6']],
+    ['by model words', "{ count: 1, models: ['A100 SXM4'] }", {}, ['p1', 'p3', 'p4', 'p6']],
+    [
+      'AMD by architecture',
+      "{ count: 1, vendor: amd, amd_architectures: [gfx90a], rocm: '>=6' }",
+      {},
+      ['p5'],
+    ],
+    ['CUDA range excludes AMD-free hosts only for NVIDIA', "{ count: 1, cuda: '>=12.4' }", {}, ['p5']],
+    [
+      'subnet, image and duration',
+      '{ count: 1 }',
+      { subnet: 'research', image: 'nvcr.io/nvidia/pytorch:24', maxDurationMs: 3_600_000 },
+      ['p4'],
+    ],
+    ['an image the prefixes refuse', '{ count: 1 }', { image: 'docker.io/x/y' }, ['p1', 'p3', 'p5', 'p6']],
+    ['price in an asset', '{ count: 1 }', { maxPrice: { asset: 'USDC', perGpuHourMinor: '999999' } }, []],
+    [
+      'price at the floor',
+      '{ count: 1 }',
+      { maxPrice: { asset: 'USDC', perGpuHourMinor: '1000000' } },
+      ['p1', 'p3', 'p4', 'p5'],
+    ],
+    [
+      'no simulated providers, no excluded ones',
+      '{ count: 1 }',
+      { includeSimulated: false, excludeProviders: [] },
+      ['p1', 'p3', 'p4', 'p5'],
+    ],
+    [
+      'location',
+      '{ count: 1 }',
+      {
+        location: {
+          accept: [{ continent: 'NA', country: null, city: null, asn: null, isp: null }],
+          reject: [],
+        },
+      },
+      ['p6'],
+    ],
+  ])('%s', (_name, gpus, over, expected) => {
+    expect(ids(index, request(gpus, over))).toEqual(expected);
+  });
+
+  it('pages by provider id, by count and by reply size', () => {
+    const first = index.query(request('{ count: 1 }', { limit: 2 }), 0, 1 << 20);
+    expect(first.items.map((i) => i.providerId)).toEqual(['p1', 'p3']);
+    expect(first.nextCursor).toBe('p3');
+    const second = index.query(request('{ count: 1 }', { limit: 2, cursor: first.nextCursor }), 0, 1 << 20);
+    expect(second.items.map((i) => i.providerId)).toEqual(['p4', 'p5']);
+    const last = index.query(request('{ count: 1 }', { limit: 2, cursor: second.nextCursor }), 0, 1 << 20);
+    expect(last).toMatchObject({ items: [{ providerId: 'p6' }], nextCursor: null });
+    const small = index.query(request('{ count: 1 }'), 0, 1_000);
+    expect(small.items).toHaveLength(1);
+    expect(small.nextCursor).toBe('p2'); // p2 (offline) was examined; p3 did not fit
+  });
+
+  it('never lets an older read replace a newer row', () => {
+    const i = new CandidateIndex();
+    expect(i.upsert(provider('a', { version: 3 }))).toBe(true);
+    expect(i.upsert(provider('a', { version: 2, status: 'offline' }))).toBe(false);
+    i.replaceAll([provider('a', { version: 1, status: 'offline' }), provider('b')]);
+    expect(i.get('a')?.version).toBe(3);
+    expect(ids(i, request('{ count: 1 }'))).toEqual(['a', 'b']);
+  });
+});
