@@ -1,9 +1,10 @@
 import { ExitCode, type CommandGroup, UsageError } from './command';
+import { edgeCommands } from './commands/edge/edge.group';
 import { specCommands } from './commands/spec/spec.group';
 import type { CliIo } from './io';
 
 /** Every command group of the `gpunet` CLI. New groups are added here and nowhere else. */
-export const commandGroups: readonly CommandGroup[] = [specCommands];
+export const commandGroups: readonly CommandGroup[] = [specCommands, edgeCommands];
 
 const rootHelp = (groups: readonly CommandGroup[]): string =>
   [
