@@ -18,12 +18,7 @@ import {
   type JobPlacementState,
   type ReservationTarget,
 } from '../domain/job-placement.decider';
-import {
-  type FundedJob,
-  gangRequestFor,
-  placedAllocations,
-  snapshotInput,
-} from '../domain/placement-input';
+import { type FundedJob, gangRequestFor, placedAllocations, snapshotInput } from '../domain/placement-input';
 
 /** A clock that can also wake the engine (tests pass `FakeClock`). */
 export interface SchedulerClock extends Clock {
@@ -320,4 +315,3 @@ export class PlacementEngine {
     }
   }
 }
-

@@ -1,0 +1,187 @@
+import {
+  createRegistry,
+  DeadLettersStream,
+  DiscoveryStream,
+  ExecutionStream,
+  JobCancelled,
+  JobFunded,
+  MessageDeadLettered,
+  type MessageRegistry,
+  newEventId,
+  type PayloadOf,
+  providerCatalog,
+  ProviderInventoryChanged,
+  ProviderOnline,
+  ProviderPolicyChanged,
+  ProviderRegistered,
+  ProviderReservationsChanged,
+  schedulerMessages,
+  SchedulerStream,
+  SettlementStream,
+  systemClock,
+} from '@gpunet/contracts';
+import {
+  connectNats,
+  Database,
+  DurableConsumer,
+  ensureStreams,
+  eventingMetrics,
+  EventingRuntime,
+  type NatsHandle,
+  OutboxRelay,
+  PostgresEventStore,
+} from '@gpunet/eventing';
+import type { Registry } from '@gpunet/telemetry';
+import { type DynamicModule, Module } from '@nestjs/common';
+import { natsPorts } from '../infra/nats.ports';
+import { PlacementEngine, type PlacementPorts, type SchedulerClock } from './placement.engine';
+import type { SchedulerConfig } from './scheduler.config';
+
+/** Injection token of the running scheduler. */
+export const SCHEDULER_RUNTIME = Symbol('gpunet.scheduler.runtime');
+
+export interface SchedulerModuleOptions {
+  readonly config: SchedulerConfig;
+  /** Deadline timers and timestamps; tests pass a `FakeClock`. Default: the system clock. */
+  readonly clock?: SchedulerClock;
+  readonly metrics: Registry;
+  readonly onError?: (error: unknown, context: string) => void;
+  /** Replaces the NATS/event-store ports (tests). */
+  readonly ports?: (defaults: PlacementPorts) => PlacementPorts;
+}
+
+/** Every message the scheduler reads or writes. */
+export const schedulerRegistry = (): MessageRegistry =>
+  createRegistry([MessageDeadLettered, JobFunded, JobCancelled, ...providerCatalog, ...schedulerMessages]);
+
+export const JOBS_CONSUMER = 'scheduler-funded-jobs';
+export const CAPACITY_CONSUMER = 'scheduler-capacity';
+export const CANCELLATIONS_CONSUMER = 'scheduler-cancellations';
+
+const systemSchedulerClock: SchedulerClock = {
+  now: () => systemClock.now(),
+  setTimeout: (callback, ms) => setTimeout(callback, ms).unref(),
+};
+
+/**
+ * The scheduler, assembled: its database (event store, outbox, inbox), NATS, three durable
+ * consumers (`job.funded` → queue; capacity events → parked jobs retry; `job.cancelled` → release),
+ * the outbox relay that publishes `job.queued/placed/unschedulable` on the SCHEDULER stream, and
+ * the placement engine.
+ */
+export class SchedulerRuntime {
+  private constructor(
+    readonly config: SchedulerConfig,
+    readonly db: Database,
+    readonly nats: NatsHandle,
+    readonly store: PostgresEventStore,
+    readonly engine: PlacementEngine,
+    readonly eventing: EventingRuntime,
+  ) {}
+
+  static async create(options: SchedulerModuleOptions): Promise<SchedulerRuntime> {
+    const { config } = options;
+    const clock = options.clock ?? systemSchedulerClock;
+    const onError = options.onError ?? (() => undefined);
+    const registry = schedulerRegistry();
+    const pipeline = eventingMetrics(options.metrics);
+    const db = await new Database({
+      url: config.databaseUrl,
+      schema: config.schema,
+      migrations: [],
+      applicationName: 'scheduler',
+    }).open();
+    let nats: NatsHandle;
+    try {
+      nats = await connectNats({ servers: config.natsUrl, name: 'scheduler' });
+      await ensureStreams(
+        nats.jsm,
+        [DeadLettersStream, SettlementStream, DiscoveryStream, ExecutionStream, SchedulerStream],
+        config.prefix,
+      );
+    } catch (error) {
+      await db.close();
+      throw error;
+    }
+    const store = new PostgresEventStore(db, registry, config.prefix);
+    const defaults = natsPorts({ nc: nats.nc, prefix: config.prefix, store });
+    const engine = new PlacementEngine({
+      ports: options.ports ? options.ports(defaults) : defaults,
+      clock,
+      newId: newEventId,
+      reservationDeadlineMs: config.reservationDeadlineMs,
+      holdMs: config.holdMs,
+      maxAttempts: config.maxAttempts,
+      onError,
+    });
+    const common = { registry, db, ...nats, prefix: config.prefix, metrics: pipeline, onError };
+    const consumers = [
+      new DurableConsumer({
+        ...common,
+        name: JOBS_CONSUMER,
+        stream: SettlementStream,
+        messages: [JobFunded],
+        handle: (envelope, { tx }) => {
+          const job = envelope.data as PayloadOf<typeof JobFunded>;
+          tx.onCommit(() => engine.submit(job));
+          return Promise.resolve();
+        },
+      }),
+      new DurableConsumer({
+        ...common,
+        name: CAPACITY_CONSUMER,
+        stream: DiscoveryStream,
+        messages: [
+          ProviderOnline,
+          ProviderRegistered,
+          ProviderReservationsChanged,
+          ProviderInventoryChanged,
+          ProviderPolicyChanged,
+        ],
+        handle: (_envelope, { tx }) => {
+          tx.onCommit(() => engine.capacityChanged());
+          return Promise.resolve();
+        },
+      }),
+      new DurableConsumer({
+        ...common,
+        name: CANCELLATIONS_CONSUMER,
+        stream: ExecutionStream,
+        messages: [JobCancelled],
+        handle: (envelope, { tx }) => {
+          const { jobId } = envelope.data as PayloadOf<typeof JobCancelled>;
+          tx.onCommit(() => engine.cancel(jobId));
+          return Promise.resolve();
+        },
+      }),
+    ];
+    const relay = new OutboxRelay({ db, js: nats.js, channel: store.channel, metrics: pipeline, onError });
+    return new SchedulerRuntime(
+      config,
+      db,
+      nats,
+      store,
+      engine,
+      new EventingRuntime(db, nats, relay, consumers),
+    );
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.eventing.onApplicationBootstrap();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.eventing.beforeApplicationShutdown();
+  }
+}
+
+@Module({})
+export class SchedulerModule {
+  static forRoot(options: SchedulerModuleOptions): DynamicModule {
+    return {
+      module: SchedulerModule,
+      providers: [{ provide: SCHEDULER_RUNTIME, useFactory: () => SchedulerRuntime.create(options) }],
+      exports: [SCHEDULER_RUNTIME],
+    };
+  }
+}

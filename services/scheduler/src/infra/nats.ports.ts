@@ -1,0 +1,97 @@
+import {
+  buildEnvelope,
+  type CandidateProvider,
+  FindCandidates,
+  type MessageDefinition,
+  newEventId,
+  ReleaseOnEdge,
+  ReleaseReplySchema,
+  ReservationReplySchema,
+  type QueryResponse,
+  type ReservationReply,
+  ReserveOnEdge,
+} from '@gpunet/contracts';
+import { askQuery, type PostgresEventStore } from '@gpunet/eventing';
+import type { NatsConnection } from '@nats-io/nats-core';
+import type { PlacementPorts, ReserveRequest } from '../app/placement.engine';
+import { candidateRequirement, type FundedJob } from '../domain/placement-input';
+
+/** The engine's ports over NATS (discovery's query, the edges' request/reply) and the event store. */
+export const natsPorts = (deps: {
+  nc: NatsConnection;
+  prefix: string;
+  store: PostgresEventStore;
+  queryTimeoutMs?: number;
+}): PlacementPorts => {
+  const { nc, prefix, store } = deps;
+  return {
+    async findCandidates(job: FundedJob, exclude: readonly string[]): Promise<readonly CandidateProvider[]> {
+      const items: CandidateProvider[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: QueryResponse<typeof FindCandidates> = await askQuery(
+          nc,
+          FindCandidates,
+          {
+            gpu: candidateRequirement(job),
+            minGpusPerProvider: 1,
+            minCpuMillicores: 0,
+            minMemoryBytes: 0,
+            cpuArchitecture: null,
+            subnet: null,
+            image: null,
+            maxDurationMs: job.maxDurationSeconds * 1000,
+            maxPrice: { asset: job.asset, perGpuHourMinor: job.terms.maxPricePerGpuHour },
+            location: null,
+            includeSimulated: true,
+            excludeProviders: [...exclude].slice(0, 1000),
+            at: null,
+            cursor,
+            limit: 500,
+          },
+          { prefix, timeoutMs: deps.queryTimeoutMs ?? 5_000 },
+        );
+        items.push(...page.items);
+        cursor = page.nextCursor;
+      } while (cursor !== null);
+      return items;
+    },
+
+    async reserve(edgeId: string, request: ReserveRequest, timeoutMs: number): Promise<ReservationReply> {
+      const envelope = buildEnvelope(ReserveOnEdge, request, {
+        streamId: request.jobId,
+        correlationId: request.jobId,
+      });
+      const reply = await nc.request(ReserveOnEdge.subject({ edgeId }, prefix), JSON.stringify(envelope), {
+        timeout: timeoutMs,
+      });
+      return ReservationReplySchema.parse(reply.json());
+    },
+
+    async release(edgeId: string, reservationId: string, reason: string): Promise<void> {
+      const envelope = buildEnvelope(ReleaseOnEdge, { reservationId, reason }, { streamId: reservationId });
+      const reply = await nc.request(ReleaseOnEdge.subject({ edgeId }, prefix), JSON.stringify(envelope), {
+        timeout: 5_000,
+      });
+      ReleaseReplySchema.parse(reply.json());
+    },
+
+    async emit(jobId: string, def: MessageDefinition, data: unknown): Promise<void> {
+      await store.append(
+        `job-${jobId}`,
+        [
+          {
+            eventId: newEventId(),
+            type: def.type,
+            version: def.version,
+            data,
+            occurredAt: new Date().toISOString(),
+            correlationId: jobId,
+            causationId: null,
+          },
+        ],
+        { expectedVersion: 'any' },
+      );
+    },
+  };
+};
