@@ -1,0 +1,234 @@
+import 'reflect-metadata';
+import {
+  buildEnvelope,
+  type CandidateProvider,
+  type Envelope,
+  FindCandidates,
+  JobFunded,
+  JobPlaced,
+  type PayloadOf,
+  prefixSubject,
+  ReleaseOnEdge,
+  ReserveOnEdge,
+} from '@gpunet/contracts';
+import { serveQuery } from '@gpunet/eventing';
+import {
+  EventCollector,
+  FakeClock,
+  type NatsTestContext,
+  type PostgresTestSchema,
+  useNats,
+  usePostgres,
+  waitFor,
+} from '@gpunet/testing';
+import type { Msg, Subscription } from '@nats-io/nats-core';
+import type { INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Registry } from 'prom-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCHEDULER_RUNTIME, SchedulerModule, type SchedulerRuntime } from '../src/app/scheduler.module';
+import { candidate, edgeId, fundedJob } from './support/fixtures';
+
+type Behaviour = 'accept' | 'decline' | 'silent';
+
+/**
+ * The scheduler against real NATS and Postgres: discovery's candidate query and four provider edges
+ * are answered in the test (each edge accepts, declines or never answers its ReserveOnEdge), the
+ * deadline runs on a FakeClock, `job.funded` arrives through JetStream and `job.placed` /
+ * `job.queued` leave through the outbox.
+ */
+describe('scheduler (NATS + Postgres)', () => {
+  let pg: PostgresTestSchema;
+  let nats: NatsTestContext;
+  let app: INestApplicationContext;
+  let runtime: SchedulerRuntime;
+  const clock = new FakeClock('2030-01-01T00:00:00Z');
+  const errors: string[] = [];
+  const events = new EventCollector<Envelope>('scheduler events');
+  const subscriptions: Subscription[] = [];
+  const behaviour = new Map<string, Behaviour>();
+  const gpus = new Map<string, number>();
+  /** reservationId → edge, for every reservation an edge currently holds. */
+  const holds = new Map<string, string>();
+  const reserved: { edge: string; reservationId: string }[] = [];
+
+  const addEdge = (id: string, b: Behaviour, n = 2) => {
+    behaviour.set(id, b);
+    gpus.set(id, n);
+    subscriptions.push(
+      nats.nc.subscribe(ReserveOnEdge.subject({ edgeId: id }, nats.prefix), {
+        callback: (_e: unknown, msg: Msg) => {
+          const { data } = msg.json<{ data: PayloadOf<typeof ReserveOnEdge> }>();
+          reserved.push({ edge: id, reservationId: data.reservationId });
+          const now = behaviour.get(id);
+          if (now === 'silent') return;
+          if (now === 'decline') {
+            msg.respond(
+              JSON.stringify({
+                reservationId: data.reservationId,
+                outcome: 'declined',
+                reasons: [
+                  {
+                    code: 'GPU_BUSY',
+                    message: `${data.gpuUuids[0]} is held by another job`,
+                    field: 'gpuUuids',
+                  },
+                ],
+              }),
+            );
+            return;
+          }
+          holds.set(data.reservationId, id);
+          msg.respond(
+            JSON.stringify({ reservationId: data.reservationId, outcome: 'accepted', reasons: [] }),
+          );
+        },
+      }),
+      nats.nc.subscribe(ReleaseOnEdge.subject({ edgeId: id }, nats.prefix), {
+        callback: (_e: unknown, msg: Msg) => {
+          const { data } = msg.json<{ data: PayloadOf<typeof ReleaseOnEdge> }>();
+          if (behaviour.get(id) === 'silent') return;
+          const released = holds.delete(data.reservationId);
+          msg.respond(JSON.stringify({ reservationId: data.reservationId, released }));
+        },
+      }),
+    );
+  };
+
+  const fund = async (job: PayloadOf<typeof JobFunded>) => {
+    const envelope = buildEnvelope(JobFunded, job, { streamId: `job-${job.jobId}` });
+    await runtime.nats.js.publish(JobFunded.subject(undefined, nats.prefix), JSON.stringify(envelope), {
+      msgID: envelope.eventId,
+    });
+  };
+
+  /** Lets deadlines pass whenever a round of `jobId` waits only on silent edges, until `done`. */
+  const driveRounds = async (jobId: string, done: () => boolean) => {
+    const status = () => runtime.engine.status(jobId);
+    const onlySilentLeft = () => {
+      const s = status();
+      if (done()) return true;
+      if (s?.status !== 'reserving' || !s.round) return s?.status === 'waiting';
+      const round = s.round;
+      return round.targets.every(
+        (t) => round.accepted.includes(t.reservationId) || behaviour.get(t.providerId) === 'silent',
+      );
+    };
+    for (let i = 0; i < 8 && !done(); i++) {
+      await waitFor(onlySilentLeft, {
+        timeoutMs: 10_000,
+        description: `a round of ${jobId} waiting only on silent edges`,
+      });
+      if (status()?.status === 'reserving') clock.advance(2_000);
+    }
+  };
+
+  beforeAll(async () => {
+    pg = await usePostgres({ label: 'scheduler' });
+    nats = await useNats({ label: 'scheduler' });
+    app = await NestFactory.createApplicationContext(
+      SchedulerModule.forRoot({
+        config: {
+          databaseUrl: pg.connectionString,
+          schema: pg.schema,
+          natsUrl: String(nats.servers),
+          prefix: nats.prefix,
+          reservationDeadlineMs: 2_000,
+          holdMs: 300_000,
+          maxAttempts: 5,
+        },
+        clock,
+        metrics: new Registry(),
+        onError: (e, c) => errors.push(`${c}: ${String(e)}`),
+      }),
+      { logger: false, abortOnError: false },
+    );
+    await app.init();
+    runtime = app.get<SchedulerRuntime>(SCHEDULER_RUNTIME);
+    // Discovery's candidate query: every test edge not excluded, with its free GPUs.
+    subscriptions.push(
+      serveQuery(
+        FindCandidates,
+        (request) => {
+          const items: CandidateProvider[] = [...behaviour.keys()]
+            .filter((id) => !request.excludeProviders.includes(id))
+            .map((id) => candidate(id, gpus.get(id) ?? 0))
+            .filter((c) => c.gpus.length > 0);
+          return Promise.resolve({ items, nextCursor: null });
+        },
+        { nc: nats.nc, prefix: nats.prefix },
+      ),
+      nats.nc.subscribe(prefixSubject(nats.prefix, 'scheduler.>'), {
+        callback: (_e: unknown, msg: Msg) => events.push(msg.json<Envelope>()),
+      }),
+    );
+  });
+
+  afterAll(async () => {
+    for (const s of subscriptions) s.unsubscribe();
+    await app?.close();
+    await nats?.cleanup();
+    await pg?.drop();
+  });
+
+  it('four edges, one declines and one never answers → placed on the other two; nothing else is held', async () => {
+    const [a, b, c, d] = [edgeId('A'), edgeId('B'), edgeId('C'), edgeId('D')];
+    addEdge(a, 'accept');
+    addEdge(b, 'decline');
+    addEdge(c, 'silent');
+    addEdge(d, 'accept');
+    await fund(fundedJob({ jobId: 'job-int-1', gpus: 4 }));
+    await waitFor(() => runtime.engine.status('job-int-1'), {
+      timeoutMs: 10_000,
+      description: 'job-int-1 consumed',
+    });
+    await driveRounds('job-int-1', () => runtime.engine.status('job-int-1')?.status === 'placed');
+    const placed = await events.waitFor(
+      (e) => e.type === 'job.placed' && (e.data as { jobId: string }).jobId === 'job-int-1',
+      {
+        timeoutMs: 10_000,
+      },
+    );
+    const nodes = (
+      placed.data as PayloadOf<typeof import('@gpunet/contracts').JobPlaced>
+    ).allocations.flatMap((x) => x.nodes);
+    expect(nodes.map((n) => n.providerId).sort()).toEqual([a, d]);
+    // Every reservation an edge accepted is either part of the placement or was released.
+    await waitFor(() => holds.size === nodes.length, {
+      timeoutMs: 10_000,
+      description: 'only the placed reservations held',
+    });
+    expect([...holds.keys()].sort()).toEqual(nodes.map((n) => n.reservationId).sort());
+    // The job's own stream has its history: queued, (requeued), placed.
+    const history = await runtime.store.readStream('job-job-int-1');
+    expect(history.map((e) => e.type)).toContain('job.placed');
+    for (const id of [a, b, c, d]) behaviour.set(id, 'decline'); // retire the edges for the next test
+    for (const id of [a, b, c, d]) gpus.set(id, 0);
+  });
+
+  it('an edge that never answers → the round times out, every accepted reservation is released, the job waits', async () => {
+    const [e, f] = [edgeId('E'), edgeId('F')];
+    addEdge(e, 'accept');
+    addEdge(f, 'silent');
+    await fund(fundedJob({ jobId: 'job-int-2', tenantId: 'tenant-b', gpus: 4 }));
+    await waitFor(() => runtime.engine.status('job-int-2'), {
+      timeoutMs: 10_000,
+      description: 'job-int-2 consumed',
+    });
+    await driveRounds('job-int-2', () => runtime.engine.status('job-int-2')?.status === 'waiting');
+    const requeued = await events.waitFor(
+      (x) =>
+        x.type === 'job.queued' &&
+        (x.data as { jobId: string; reason: string | null }).jobId === 'job-int-2' &&
+        /no answer before the deadline/.test((x.data as { reason: string | null }).reason ?? ''),
+      { timeoutMs: 10_000 },
+    );
+    expect((requeued.data as { attempt: number }).attempt).toBe(2);
+    expect(reserved.filter((r) => r.edge === e).length).toBeGreaterThan(0);
+    await waitFor(() => [...holds.values()].every((edge) => edge !== e), {
+      timeoutMs: 10_000,
+      description: "edge E's accepted reservation released",
+    });
+    expect(runtime.engine.status('job-int-2')?.status).toBe('waiting');
+  });
+});
