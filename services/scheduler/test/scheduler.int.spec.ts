@@ -5,7 +5,7 @@ import {
   type Envelope,
   FindCandidates,
   JobFunded,
-  JobPlaced,
+  type JobPlaced,
   type PayloadOf,
   prefixSubject,
   ReleaseOnEdge,
@@ -189,9 +189,7 @@ describe('scheduler (NATS + Postgres)', () => {
         timeoutMs: 10_000,
       },
     );
-    const nodes = (
-      placed.data as PayloadOf<typeof import('@gpunet/contracts').JobPlaced>
-    ).allocations.flatMap((x) => x.nodes);
+    const nodes = (placed.data as PayloadOf<typeof JobPlaced>).allocations.flatMap((x) => x.nodes);
     expect(nodes.map((n) => n.providerId).sort()).toEqual([a, d]);
     // Every reservation an edge accepted is either part of the placement or was released.
     await waitFor(() => holds.size === nodes.length, {
