@@ -123,9 +123,7 @@ describe('scheduler (NATS + Postgres)', () => {
     }
   };
 
-  beforeAll(async () => {
-    pg = await usePostgres({ label: 'scheduler' });
-    nats = await useNats({ label: 'scheduler' });
+  const startApp = async () => {
     app = await NestFactory.createApplicationContext(
       SchedulerModule.forRoot({
         config: {
@@ -145,6 +143,12 @@ describe('scheduler (NATS + Postgres)', () => {
     );
     await app.init();
     runtime = app.get<SchedulerRuntime>(SCHEDULER_RUNTIME);
+  };
+
+  beforeAll(async () => {
+    pg = await usePostgres({ label: 'scheduler' });
+    nats = await useNats({ label: 'scheduler' });
+    await startApp();
     // Discovery's candidate query: every test edge not excluded, with its free GPUs.
     subscriptions.push(
       serveQuery(
@@ -200,6 +204,7 @@ describe('scheduler (NATS + Postgres)', () => {
     // The job's own stream has its history: queued, (requeued), placed.
     const history = await runtime.store.readStream('job-job-int-1');
     expect(history.map((e) => e.type)).toContain('job.placed');
+    expect(await runtime.openJobs()).not.toContain('job-int-1');
     for (const id of [a, b, c, d]) behaviour.set(id, 'decline'); // retire the edges for the next test
     for (const id of [a, b, c, d]) gpus.set(id, 0);
   });
@@ -228,5 +233,13 @@ describe('scheduler (NATS + Postgres)', () => {
       description: "edge E's accepted reservation released",
     });
     expect(runtime.engine.status('job-int-2')?.status).toBe('waiting');
+    expect(await runtime.openJobs()).toEqual(['job-int-2']);
+  });
+
+  it('a restarted scheduler queues again the jobs still owed a decision, and only those', async () => {
+    await app.close();
+    await startApp();
+    expect(runtime.engine.status('job-int-2')).toBeDefined();
+    expect(runtime.engine.status('job-int-1')).toBeUndefined();
   });
 });

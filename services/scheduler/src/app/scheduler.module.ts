@@ -34,6 +34,7 @@ import {
 import type { Registry } from '@gpunet/telemetry';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { natsPorts } from '../infra/nats.ports';
+import { schedulerMigrations } from '../infra/scheduler.migrations';
 import { PlacementEngine, type PlacementPorts, type SchedulerClock } from './placement.engine';
 import type { SchedulerConfig } from './scheduler.config';
 
@@ -88,7 +89,7 @@ export class SchedulerRuntime {
     const db = await new Database({
       url: config.databaseUrl,
       schema: config.schema,
-      migrations: [],
+      migrations: schedulerMigrations,
       applicationName: 'scheduler',
     }).open();
     let nats: NatsHandle;
@@ -104,7 +105,7 @@ export class SchedulerRuntime {
       throw error;
     }
     const store = new PostgresEventStore(db, registry, config.prefix);
-    const defaults = natsPorts({ nc: nats.nc, prefix: config.prefix, store });
+    const defaults = natsPorts({ nc: nats.nc, prefix: config.prefix, store, db });
     const engine = new PlacementEngine({
       ports: options.ports ? options.ports(defaults) : defaults,
       clock,
@@ -121,10 +122,13 @@ export class SchedulerRuntime {
         name: JOBS_CONSUMER,
         stream: SettlementStream,
         messages: [JobFunded],
-        handle: (envelope, { tx }) => {
+        handle: async (envelope, { tx }) => {
           const job = envelope.data as PayloadOf<typeof JobFunded>;
+          await tx.execute(
+            `INSERT INTO "${tx.schema}".open_jobs (job_id, funded) VALUES ($1, $2) ON CONFLICT (job_id) DO NOTHING`,
+            [job.jobId, JSON.stringify(job)],
+          );
           tx.onCommit(() => engine.submit(job));
-          return Promise.resolve();
         },
       }),
       new DurableConsumer({
@@ -148,10 +152,10 @@ export class SchedulerRuntime {
         name: CANCELLATIONS_CONSUMER,
         stream: ExecutionStream,
         messages: [JobCancelled],
-        handle: (envelope, { tx }) => {
+        handle: async (envelope, { tx }) => {
           const { jobId } = envelope.data as PayloadOf<typeof JobCancelled>;
+          await tx.execute(`DELETE FROM "${tx.schema}".open_jobs WHERE job_id = $1`, [jobId]);
           tx.onCommit(() => engine.cancel(jobId));
-          return Promise.resolve();
         },
       }),
     ];
@@ -167,7 +171,20 @@ export class SchedulerRuntime {
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    // Jobs funded before a restart that got no decision yet: back into the queue (job.queued again).
+    const open = await this.db.query<{ funded: PayloadOf<typeof JobFunded> }>(
+      `SELECT funded FROM "${this.config.schema}".open_jobs ORDER BY funded_at, job_id`,
+    );
+    for (const row of open) this.engine.submit(row.funded);
     await this.eventing.onApplicationBootstrap();
+  }
+
+  /** Jobs still owed a decision (funded, not placed, unschedulable or cancelled). */
+  async openJobs(): Promise<string[]> {
+    const rows = await this.db.query<{ job_id: string }>(
+      `SELECT job_id FROM "${this.config.schema}".open_jobs ORDER BY job_id`,
+    );
+    return rows.map((r) => r.job_id);
   }
 
   async beforeApplicationShutdown(): Promise<void> {

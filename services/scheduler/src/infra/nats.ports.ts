@@ -11,19 +11,22 @@ import {
   type ReservationReply,
   ReserveOnEdge,
 } from '@gpunet/contracts';
-import { askQuery, type PostgresEventStore } from '@gpunet/eventing';
+import { askQuery, type Database, type PostgresEventStore } from '@gpunet/eventing';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { PlacementPorts, ReserveRequest } from '../app/placement.engine';
 import { candidateRequirement, type FundedJob } from '../domain/placement-input';
+
+const TERMINAL = new Set(['job.placed', 'job.unschedulable']);
 
 /** The engine's ports over NATS (discovery's query, the edges' request/reply) and the event store. */
 export const natsPorts = (deps: {
   nc: NatsConnection;
   prefix: string;
   store: PostgresEventStore;
+  db: Database;
   queryTimeoutMs?: number;
 }): PlacementPorts => {
-  const { nc, prefix, store } = deps;
+  const { nc, prefix, store, db } = deps;
   return {
     async findCandidates(job: FundedJob, exclude: readonly string[]): Promise<readonly CandidateProvider[]> {
       const items: CandidateProvider[] = [];
@@ -77,21 +80,26 @@ export const natsPorts = (deps: {
     },
 
     async emit(jobId: string, def: MessageDefinition, data: unknown): Promise<void> {
-      await store.append(
-        `job-${jobId}`,
-        [
-          {
-            eventId: newEventId(),
-            type: def.type,
-            version: def.version,
-            data,
-            occurredAt: new Date().toISOString(),
-            correlationId: jobId,
-            causationId: null,
-          },
-        ],
-        { expectedVersion: 'any' },
-      );
+      // The decision and "no longer owed" commit together: a restart never re-places a placed job.
+      await db.transaction(async (tx) => {
+        await store.append(
+          `job-${jobId}`,
+          [
+            {
+              eventId: newEventId(),
+              type: def.type,
+              version: def.version,
+              data,
+              occurredAt: new Date().toISOString(),
+              correlationId: jobId,
+              causationId: null,
+            },
+          ],
+          { expectedVersion: 'any', tx },
+        );
+        if (TERMINAL.has(def.type))
+          await tx.execute(`DELETE FROM "${tx.schema}".open_jobs WHERE job_id = $1`, [jobId]);
+      });
     },
   };
 };
