@@ -40,7 +40,7 @@ export const discoveryMetrics = (registry: Registry): DiscoveryMetrics => {
       name: 'candidate_query',
       unit: 'seconds',
       help: 'Time to answer one candidate query page.',
-      buckets: [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1],
+      buckets: [0.001, 0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.075, 0.1, 0.25, 1],
     }),
   };
   cache.set(registry, metrics);

@@ -38,8 +38,39 @@ export interface IndexedProvider extends Omit<CandidateProvider, 'gpus'> {
   readonly gpus: readonly IndexedGpu[];
 }
 
+/** What a provider's GPUs could offer at best, so a query skips providers without looking at each GPU. */
+interface ProviderSummary {
+  readonly vendors: ReadonlySet<string>;
+  readonly modelWords: readonly string[];
+  readonly maxVramBytes: number;
+  readonly offered: number;
+}
+
+const summaries = new WeakMap<IndexedProvider, ProviderSummary>();
+const summaryOf = (p: IndexedProvider): ProviderSummary => {
+  let s = summaries.get(p);
+  if (!s) {
+    const offered = p.gpus.filter((g) => g.available);
+    s = {
+      vendors: new Set(offered.map((g) => g.vendor)),
+      modelWords: [...new Set(offered.map((g) => g.modelWords))],
+      maxVramBytes: offered.reduce((m, g) => Math.max(m, g.vramBytes), 0),
+      offered: offered.length,
+    };
+    summaries.set(p, s);
+  }
+  return s;
+};
+
+const mightMatch = (s: ProviderSummary, c: CandidateCriteria): boolean =>
+  s.offered >= c.minGpusPerProvider &&
+  s.maxVramBytes >= c.minVramBytes &&
+  (c.vendor === null || s.vendors.has(c.vendor)) &&
+  (c.models.length === 0 || s.modelWords.some((w) => c.models.some((m) => w.includes(m))));
+
 const providerMatches = (p: IndexedProvider, c: CandidateCriteria): boolean =>
   p.status === 'online' &&
+  mightMatch(summaryOf(p), c) &&
   p.cpuMillicores >= c.minCpuMillicores &&
   p.memoryBytes >= c.minMemoryBytes &&
   p.maxGpusPerJob >= c.minGpusPerProvider &&
@@ -157,7 +188,10 @@ export class CandidateIndex {
         asset: p.asset,
         gpus,
       };
-      const size = JSON.stringify(item).length + 1;
+      // Serializing every item only to measure it costs a millisecond a page: estimate generously
+      // and measure only near the limit.
+      const estimate = 600 + gpus.length * 400 + p.subnets.length * 70;
+      const size = bytes + estimate <= maxReplyBytes ? estimate : JSON.stringify(item).length + 1;
       if (bytes + size > maxReplyBytes && items.length > 0) return { items, nextCursor: this.ids[i - 1]! };
       bytes += size;
       items.push(item);

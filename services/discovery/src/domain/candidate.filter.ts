@@ -80,7 +80,22 @@ export const versionsSatisfied = (
   if (range === null) return true;
   const text = gpu.vendor === 'nvidia' ? gpu.cudaVersion : gpu.rocmVersion;
   const version = text === null ? null : asVersion(text);
-  return version !== null && semver.satisfies(version, range);
+  return version !== null && rangeOf(range)?.test(version) === true;
+};
+
+// Parsing a range costs more than testing it: a page tests thousands of GPUs against one range.
+const ranges = new Map<string, semver.Range | null>();
+const rangeOf = (text: string): semver.Range | null => {
+  let range = ranges.get(text);
+  if (range === undefined) {
+    try {
+      range = new semver.Range(text);
+    } catch {
+      range = null;
+    }
+    if (ranges.size < 1_000) ranges.set(text, range);
+  }
+  return range;
 };
 
 /** Whether the provider accepts a job starting at `atMs` and running `durationMs` (or any job when null). */
