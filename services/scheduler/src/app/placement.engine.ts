@@ -68,6 +68,7 @@ export class PlacementEngine {
   private readonly jobs = new Map<string, JobEntry>();
   private queue: FairQueue = emptyQueue;
   private pumping = false;
+  private active = true;
   private readonly decider;
   /** GPUs of rounds in flight and placed jobs discovery may not know of yet: never offered twice. */
   private readonly held = new Map<string, string>();
@@ -101,6 +102,12 @@ export class PlacementEngine {
   cancel(jobId: string): void {
     if (!this.jobs.has(jobId)) return;
     this.apply(jobId, { type: 'Cancel', at: this.now() });
+  }
+
+  /** Only an active engine starts rounds (the replica holding the placer lease). */
+  setActive(active: boolean): void {
+    this.active = active;
+    if (active) this.kick();
   }
 
   status(jobId: string): JobPlacementState | undefined {
@@ -227,7 +234,7 @@ export class PlacementEngine {
   }
 
   private kick(): void {
-    if (this.pumping) return;
+    if (this.pumping || !this.active) return;
     this.pumping = true;
     void this.pump().finally(() => {
       this.pumping = false;
@@ -235,7 +242,7 @@ export class PlacementEngine {
   }
 
   private async pump(): Promise<void> {
-    for (let next = takeNext(this.queue); next; next = takeNext(this.queue)) {
+    for (let next = takeNext(this.queue); next && this.active; next = takeNext(this.queue)) {
       this.queue = next.queue;
       try {
         await this.attempt(next.entry.jobId);

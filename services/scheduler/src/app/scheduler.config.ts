@@ -12,6 +12,8 @@ export interface SchedulerConfig {
   readonly holdMs: number;
   /** Reservation rounds before a job is unschedulable. Default 5. */
   readonly maxAttempts: number;
+  /** How often a standby replica tries to take over the placer lease. Default 5 s. */
+  readonly leaseRetryMs?: number;
 }
 
 export class InvalidConfigError extends Error {
@@ -43,5 +45,6 @@ export const configFromEnv = (env: NodeJS.ProcessEnv): SchedulerConfig => {
     reservationDeadlineMs: positiveInt(env, 'RESERVATION_DEADLINE_MS', 5_000),
     holdMs: positiveInt(env, 'RESERVATION_HOLD_MS', 300_000),
     maxAttempts: positiveInt(env, 'MAX_RESERVATION_ROUNDS', 5),
+    leaseRetryMs: positiveInt(env, 'SCHEDULER_LEASE_RETRY_MS', 5_000),
   };
 };

@@ -33,6 +33,7 @@ import {
 } from '@gpunet/eventing';
 import type { Registry } from '@gpunet/telemetry';
 import { type DynamicModule, Module } from '@nestjs/common';
+import { Client } from 'pg';
 import { natsPorts } from '../infra/nats.ports';
 import { schedulerMigrations } from '../infra/scheduler.migrations';
 import { PlacementEngine, type PlacementPorts, type SchedulerClock } from './placement.engine';
@@ -71,6 +72,10 @@ const systemSchedulerClock: SchedulerClock = {
  * the placement engine.
  */
 export class SchedulerRuntime {
+  private lease: Client | undefined;
+  private active = false;
+  private stopped = false;
+
   private constructor(
     readonly config: SchedulerConfig,
     readonly db: Database,
@@ -78,7 +83,11 @@ export class SchedulerRuntime {
     readonly store: PostgresEventStore,
     readonly engine: PlacementEngine,
     readonly eventing: EventingRuntime,
-  ) {}
+    private readonly clock: SchedulerClock,
+    private readonly onError: (error: unknown, context: string) => void,
+  ) {
+    engine.setActive(false);
+  }
 
   static async create(options: SchedulerModuleOptions): Promise<SchedulerRuntime> {
     const { config } = options;
@@ -167,16 +176,74 @@ export class SchedulerRuntime {
       store,
       engine,
       new EventingRuntime(db, nats, relay, consumers),
+      clock,
+      onError,
     );
   }
 
+  /**
+   * One active placer per scheduler schema: the replica holding a session advisory lock on its own
+   * connection consumes, queues and reserves; the others stand by and try again every
+   * `leaseRetryMs`. A standby takes over when the leader's connection (hence its lock) goes.
+   */
   async onApplicationBootstrap(): Promise<void> {
-    // Jobs funded before a restart that got no decision yet: back into the queue (job.queued again).
-    const open = await this.db.query<{ funded: PayloadOf<typeof JobFunded> }>(
-      `SELECT funded FROM "${this.config.schema}".open_jobs ORDER BY funded_at, job_id`,
-    );
-    for (const row of open) this.engine.submit(row.funded);
-    await this.eventing.onApplicationBootstrap();
+    await this.tryToLead();
+  }
+
+  /** Whether this replica holds the placer lease. */
+  isActive(): boolean {
+    return this.active;
+  }
+
+  private async tryToLead(): Promise<void> {
+    if (this.stopped || this.active) return;
+    try {
+      if (!this.lease) {
+        const client = new Client({
+          connectionString: this.config.databaseUrl,
+          application_name: 'gpunet-scheduler-lease',
+        });
+        client.on('error', (error) => this.leaseLost(error));
+        await client.connect();
+        this.lease = client;
+      }
+      const { rows } = await this.lease.query<{ locked: boolean }>(
+        'SELECT pg_try_advisory_lock(hashtext($1)) AS locked',
+        [`gpunet-scheduler-placer:${this.config.schema}`],
+      );
+      if (rows[0]?.locked === true) {
+        this.active = true;
+        // Jobs funded before (a restart, or the previous leader) that got no decision yet.
+        const open = await this.db.query<{ funded: PayloadOf<typeof JobFunded> }>(
+          `SELECT funded FROM "${this.config.schema}".open_jobs ORDER BY funded_at, job_id`,
+        );
+        for (const row of open) this.engine.submit(row.funded);
+        this.engine.setActive(true);
+        await this.eventing.onApplicationBootstrap();
+        return;
+      }
+    } catch (error) {
+      this.onError(error, 'scheduler placer lease');
+    }
+    if (!this.stopped) this.clock.setTimeout(() => void this.tryToLead(), this.config.leaseRetryMs ?? 5_000);
+  }
+
+  /** The lock went with its connection: stop placing at once (a standby takes over); restart to rejoin. */
+  private leaseLost(error: unknown): void {
+    this.onError(error, 'scheduler placer lease lost');
+    this.engine.setActive(false);
+    const client = this.lease;
+    this.lease = undefined;
+    void client?.end().catch(() => undefined);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    this.engine.setActive(false);
+    if (this.active) await this.eventing.beforeApplicationShutdown();
+    this.active = false;
+    await this.lease?.end().catch(() => undefined);
+    this.lease = undefined;
   }
 
   /** Jobs still owed a decision (funded, not placed, unschedulable or cancelled). */
@@ -185,10 +252,6 @@ export class SchedulerRuntime {
       `SELECT job_id FROM "${this.config.schema}".open_jobs ORDER BY job_id`,
     );
     return rows.map((r) => r.job_id);
-  }
-
-  async beforeApplicationShutdown(): Promise<void> {
-    await this.eventing.beforeApplicationShutdown();
   }
 }
 
