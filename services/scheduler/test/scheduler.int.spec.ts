@@ -123,8 +123,8 @@ describe('scheduler (NATS + Postgres)', () => {
     }
   };
 
-  const startApp = async () => {
-    app = await NestFactory.createApplicationContext(
+  const createApp = () =>
+    NestFactory.createApplicationContext(
       SchedulerModule.forRoot({
         config: {
           databaseUrl: pg.connectionString,
@@ -141,6 +141,9 @@ describe('scheduler (NATS + Postgres)', () => {
       }),
       { logger: false, abortOnError: false },
     );
+
+  const startApp = async () => {
+    app = await createApp();
     await app.init();
     runtime = app.get<SchedulerRuntime>(SCHEDULER_RUNTIME);
   };
@@ -241,5 +244,29 @@ describe('scheduler (NATS + Postgres)', () => {
     await startApp();
     expect(runtime.engine.status('job-int-2')).toBeDefined();
     expect(runtime.engine.status('job-int-1')).toBeUndefined();
+  });
+
+  it('a second replica stands by (consumes and places nothing) and takes over when the active one goes', async () => {
+    expect(runtime.isActive()).toBe(true);
+    const standbyApp = await createApp();
+    await standbyApp.init();
+    const standby = standbyApp.get<SchedulerRuntime>(SCHEDULER_RUNTIME);
+    try {
+      expect(standby.isActive()).toBe(false);
+      expect(standby.engine.status('job-int-2')).toBeUndefined();
+      await app.close();
+      // The standby retries on its (fake) clock; the lock went with the closed replica's connection.
+      await waitFor(
+        () => {
+          clock.advance(5_000);
+          return standby.isActive();
+        },
+        { timeoutMs: 10_000, description: 'the standby takes the placer lease' },
+      );
+      expect(standby.engine.status('job-int-2')).toBeDefined();
+    } finally {
+      app = standbyApp;
+      runtime = standby;
+    }
   });
 });
