@@ -1,7 +1,7 @@
 import type { MessageRegistry, StreamDefinition } from '@gpunet/contracts';
 import { type DynamicModule, Module, type Provider } from '@nestjs/common';
 import type { Registry } from 'prom-client';
-import { connectNats, type NatsHandle } from '../jetstream/connection';
+import { connectNats, type NatsHandle, type NatsOptions } from '../jetstream/connection';
 import { DurableConsumer, type DurableConsumerOptions } from '../jetstream/consumer';
 import { ensureStreams } from '../jetstream/streams';
 import { eventingMetrics } from '../metrics';
@@ -26,7 +26,14 @@ export interface EventingModuleOptions {
   /** The service's name: NATS connection name, Postgres application name, log context. */
   readonly service: string;
   readonly database: Omit<DatabaseOptions, 'applicationName'>;
-  readonly nats: { readonly servers: string | string[] };
+  /**
+   * The NATS servers and, where the server requires it, this service's credentials (an nkey or JWT
+   * authenticator: each service has its own user, see deploy/nats).
+   */
+  readonly nats: {
+    readonly servers: string | string[];
+    readonly authenticator?: NatsOptions['authenticator'];
+  };
   readonly registry: MessageRegistry;
   /** Streams this service declares (created or updated at start). */
   readonly streams: readonly StreamDefinition[];
@@ -83,7 +90,11 @@ export class EventingModule {
       {
         provide: EVENTING_NATS,
         useFactory: async () => {
-          const nats = await connectNats({ servers: options.nats.servers, name: options.service });
+          const nats = await connectNats({
+            servers: options.nats.servers,
+            name: options.service,
+            ...(options.nats.authenticator ? { authenticator: options.nats.authenticator } : {}),
+          });
           await ensureStreams(nats.jsm, options.streams, prefix);
           return nats;
         },
