@@ -36,3 +36,4 @@ export {
 export { type Decider, type DomainEvent, DomainError, foldEvents } from './decider';
 export { defineQuery, type QueryDefinition, type QueryRequest, type QueryResponse } from './query';
 export { type Clock, systemClock } from './clock';
+export { edgeIdOfSubject, type SignatureFailure, verifyEdgeReport } from './signing/verify-edge-report';

@@ -8,7 +8,7 @@ import {
   versionsSatisfied,
 } from '../src/domain/candidate.filter';
 import { gpuRows, priceFloorFor } from '../src/domain/gpu-rows';
-import { edgeIdOfSubject, verifyEdgeReport } from '../src/infra/signature.verifier';
+import { edgeIdOfSubject, verifyEdgeReport } from '@gpunet/contracts';
 import { configFromEnv, InvalidConfigError } from '../src/app/discovery.config';
 import { gpuRequirement } from './support/requirement';
 

@@ -19,7 +19,7 @@ import { mulberry32, seedOf } from '@gpunet/netcoord';
 import { linkMeasurements } from '../domain/links';
 import { estimateNetwork } from '../domain/network-estimate';
 import { liveLinks, loadClaim, loadCoordinates, upsertLinks, writeCoordinates } from '../infra/projections';
-import { edgeIdOfSubject, verifyEdgeReport } from '../infra/signature.verifier';
+import { edgeIdOfSubject, verifyEdgeReport } from '@gpunet/contracts';
 import type { ProviderBenchmarkCommands } from './benchmark.commands';
 import type { BenchmarkingMetrics } from './benchmarking.metrics';
 

@@ -23,7 +23,7 @@ import {
   providerDecider,
 } from '../domain/provider.decider';
 import { projectProviderEvents } from '../infra/provider.projection';
-import { edgeIdOfSubject, verifyEdgeReport } from '../infra/signature.verifier';
+import { edgeIdOfSubject, verifyEdgeReport } from '@gpunet/contracts';
 import type { DiscoveryMetrics } from './discovery.metrics';
 
 /** The signed reports discovery consumes from the EDGE stream. */

@@ -2,7 +2,7 @@ import { type Clock, EdgeHeartbeat, type MessageRegistry } from '@gpunet/contrac
 import type { Database } from '@gpunet/eventing';
 import type { NatsConnection, Subscription } from '@nats-io/nats-core';
 import { recordLastSeen } from '../infra/provider.projection';
-import { edgeIdOfSubject } from '../infra/signature.verifier';
+import { edgeIdOfSubject } from '@gpunet/contracts';
 import type { DiscoveryMetrics } from './discovery.metrics';
 
 /**

@@ -1,6 +1,7 @@
-import { type MessageDefinition, nkeyRawPublicKey, signingInput } from '@gpunet/contracts';
-import { fromPublic } from '@nats-io/nkeys';
 import { createPublicKey, type KeyObject, verify } from 'node:crypto';
+import { fromPublic } from '@nats-io/nkeys';
+import { nkeyRawPublicKey, signingInput } from '../catalog/providers';
+import type { MessageDefinition } from '../message';
 
 const SPKI_ED25519 = Buffer.from('302a300506032b6570032100', 'hex');
 const keys = new Map<string, KeyObject>();
@@ -25,10 +26,11 @@ const keyOf = (publicKey: string): KeyObject => {
 export type SignatureFailure = 'subject-mismatch' | 'key-mismatch' | 'bad-signature';
 
 /**
- * Checks a signed edge report: the subject's edge token, the payload's `edgeId` and its `publicKey`
- * are one and the same key, and `signature` is that key's ed25519 signature of the canonical
- * encoding. NATS permissions bind the subject to the publishing credentials, so a report that
- * passes was sent by, and signed by, the edge it names.
+ * Checks a signed edge report (ADR 0030): the subject's edge token, the payload's `edgeId` and its
+ * `publicKey` are one and the same key, and `signature` is that key's ed25519 signature of the
+ * canonical encoding (`signingInput`). NATS permissions bind the subject to the publishing
+ * credentials, so a report that passes was sent by, and signed by, the edge it names. Every service
+ * that consumes edge reports (discovery, benchmarking) verifies with this one function.
  */
 export const verifyEdgeReport = (
   def: Pick<MessageDefinition, 'type' | 'version'>,
