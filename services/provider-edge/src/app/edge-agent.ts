@@ -1,10 +1,13 @@
 import {
+  type BenchmarkProfile,
   buildEnvelope,
   canonicalJson,
   type Clock,
   createRegistry,
+  EdgeBenchmarkReported,
   EdgeDeregistered,
   EdgeHeartbeat,
+  EdgeLinksProbed,
   EdgeInventoryReported,
   EdgePolicyReported,
   EdgeRegistered,
@@ -24,6 +27,13 @@ import {
   systemClock,
   type ValidationIssue,
 } from '@gpunet/contracts';
+import {
+  type BenchmarkRequest,
+  EdgeBenchmarkAgent,
+  type Reporter,
+  runTorchBenchmark,
+  simulatedProfile,
+} from '@gpunet/edge-bench';
 import type { Msg, Subscription } from '@nats-io/nats-core';
 import { createHash } from 'node:crypto';
 import { backoffMs } from '../domain/backoff';
@@ -66,6 +76,19 @@ export interface EdgeAgentOptions {
   readonly publishTimeoutMs?: number;
   readonly log?: EdgeLogger;
   readonly random?: () => number;
+  /** The benchmark agent (F4): answers `cmd.edge.{edgeId}.benchmark.v1` / `…probe-links.v1`. Default enabled. */
+  readonly benchmarks?: EdgeBenchmarkOptions;
+}
+
+export interface EdgeBenchmarkOptions {
+  /** Default true. */
+  readonly enabled?: boolean;
+  /** Benchmarks and probes may run while a reservation holds the host (when the request allows it too). Default false. */
+  readonly policyAllowsWhileBusy?: boolean;
+  /** Measures the host; default: `simulatedProfile` on a simulated edge, else `runTorchBenchmark`. */
+  readonly benchmark?: (request: BenchmarkRequest) => Promise<BenchmarkProfile>;
+  /** Python interpreter for `runTorchBenchmark` (default `/usr/bin/python3`). */
+  readonly python?: string;
 }
 
 type SignedDef =
@@ -73,7 +96,16 @@ type SignedDef =
   | typeof EdgeInventoryReported
   | typeof EdgePolicyReported
   | typeof EdgeReservationsReported
-  | typeof EdgeDeregistered;
+  | typeof EdgeDeregistered
+  | typeof EdgeBenchmarkReported
+  | typeof EdgeLinksProbed;
+
+/** Reports that answer one request each: never superseded in the queue by a later one of the kind. */
+const PER_REQUEST_REPORTS: ReadonlySet<string> = new Set([
+  EdgeRegistered.type,
+  EdgeBenchmarkReported.type,
+  EdgeLinksProbed.type,
+]);
 
 type Unsigned<D extends SignedDef> = Omit<
   PayloadOf<D>,
@@ -107,6 +139,7 @@ export class EdgeAgent {
   private readonly log: EdgeLogger;
   private readonly prefix: string;
   private link: EdgeLink | undefined;
+  private benchmarkAgent: EdgeBenchmarkAgent | undefined;
   private subscriptions: Subscription[] = [];
   private timers: NodeJS.Timeout[] = [];
   private state!: EdgeState;
@@ -196,6 +229,7 @@ export class EdgeAgent {
           error ? this.log('error', 'release subscription', { error: String(error) }) : this.onCommand(msg),
       }),
     ];
+    this.startBenchmarkAgent(this.link);
     await this.link.nc.flush();
     await this.register();
     const heartbeat = this.options.heartbeatIntervalMs ?? 5_000;
@@ -226,6 +260,8 @@ export class EdgeAgent {
     for (const t of this.timers) clearInterval(t);
     clearTimeout(this.retryTimer);
     for (const s of this.subscriptions) s.unsubscribe();
+    // Stops answering; running benchmarks and probes queue their reports before the flush below.
+    await this.benchmarkAgent?.stop();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       this.flushed(),
@@ -391,14 +427,63 @@ export class EdgeAgent {
         occurredAt: now,
       },
     );
-    // A newer report of the same kind supersedes a queued one (registrations always go out).
-    if (def.type !== EdgeRegistered.type) this.pending = this.pending.filter((p) => p.type !== def.type);
+    // A newer report of the same kind supersedes a queued one (registrations, benchmark and probe
+    // results always go out: each answers its own request).
+    if (!PER_REQUEST_REPORTS.has(def.type)) this.pending = this.pending.filter((p) => p.type !== def.type);
     this.pending.push({
       type: def.type,
       subject: def.subject({ edgeId: this.edgeId }, this.prefix),
       envelope,
     });
     this.kick();
+  }
+
+  /** Mounts the benchmark agent (F4) on the edge's connection; its reports go through `report()`. */
+  private startBenchmarkAgent(link: EdgeLink): void {
+    const options = this.options.benchmarks ?? {};
+    if (options.enabled === false) return;
+    // Signed with the edge's key and persisted sequence, queued and retried like every edge report.
+    const report: Reporter = (def, fields) => this.exclusive(() => this.report(def, fields));
+    this.benchmarkAgent = new EdgeBenchmarkAgent({
+      edgeId: this.edgeId,
+      nc: link.nc,
+      prefix: this.prefix,
+      benchmark: options.benchmark ?? ((request) => this.measure(request, options.python)),
+      isBusy: () => activeReservations(this.state.reservations, this.nowMs()).length > 0,
+      ...(options.policyAllowsWhileBusy === undefined
+        ? {}
+        : { policyAllowsWhileBusy: options.policyAllowsWhileBusy }),
+      report,
+      clock: this.clock,
+      onError: (error, context) => this.log('error', `${context} failed`, { error: String(error) }),
+    });
+    this.benchmarkAgent.start();
+  }
+
+  /** A simulated edge reports its declared figures (labelled simulated); a real one runs torch. */
+  private measure(request: BenchmarkRequest, python: string | undefined): Promise<BenchmarkProfile> {
+    const inventory = this.inventory;
+    if (inventory.simulated)
+      return Promise.resolve(
+        simulatedProfile({
+          gpus: inventory.gpus,
+          links: inventory.links,
+          rng: this.options.random ?? Math.random,
+          nowMs: this.nowMs(),
+          ttlMs: request.ttlMs,
+          profileId: request.requestId,
+        }),
+      );
+    return runTorchBenchmark({
+      ...(python === undefined ? {} : { python }),
+      suites: request.suites,
+      maxDurationMs: request.maxDurationMs,
+      ttlMs: request.ttlMs,
+      profileId: request.requestId,
+      gpuUuids: Object.fromEntries(
+        inventory.gpus.filter((g) => g.vendor === 'nvidia').map((g) => [g.index, g.uuid]),
+      ),
+    });
   }
 
   private kick(): void {
