@@ -6,3 +6,4 @@ export {
   SERVICE_CONTEXT,
   type ServiceContext,
 } from './run-service';
+export { envDuration, InvalidConfigError, parseServiceEnv, readNatsSeed, serviceEnvShape } from './config';

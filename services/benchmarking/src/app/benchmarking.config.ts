@@ -1,6 +1,10 @@
-import { toIssues, type ValidationIssue } from '@gpunet/contracts';
-import { parseDurationMs } from '@gpunet/ensemble-spec';
-import { readFileSync } from 'node:fs';
+import {
+  envDuration,
+  InvalidConfigError,
+  parseServiceEnv,
+  readNatsSeed,
+  serviceEnvShape,
+} from '@gpunet/service-runtime';
 import { z } from 'zod';
 
 /** Benchmarking's settings, from the environment. Durations take units (`15m`, `7d`). */
@@ -55,83 +59,39 @@ export interface BenchmarkingConfig {
   readonly allowWhileBusy: boolean;
 }
 
-export class InvalidConfigError extends Error {
-  override readonly name = 'InvalidConfigError';
-  readonly code = 'INVALID_CONFIG' as const;
-  constructor(readonly issues: readonly ValidationIssue[]) {
-    super(`invalid benchmarking configuration: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
-  }
-}
-
-const duration = (fallback: string) =>
-  z
-    .string()
-    .default(fallback)
-    .transform((text, ctx) => {
-      const d = parseDurationMs(text);
-      if (!d.ok) {
-        ctx.addIssue({ code: 'custom', message: d.reason });
-        return z.NEVER;
-      }
-      return d.value;
-    });
 const int = (fallback: number, min: number, max: number) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
 
 const EnvSchema = z.object({
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
-  BENCHMARKING_SCHEMA: z
-    .string()
-    .regex(/^[a-z_][a-z0-9_]{0,62}$/)
-    .default('benchmarking'),
-  NATS_URL: z
-    .string()
-    .regex(/^(nats|tls):\/\//, 'must be a nats:// URL')
-    .default('nats://127.0.0.1:4222'),
-  NATS_NKEY_SEED_FILE: z.string().optional(),
-  SUBJECT_PREFIX: z
-    .string()
-    .regex(/^([A-Za-z0-9_-]+)?$/)
-    .default(''),
-  BENCHMARK_SWEEP_INTERVAL: duration('1m'),
-  PROBE_INTERVAL: duration('30m'),
-  PROFILE_TTL: duration('7d'),
-  PROFILE_RENEW_BEFORE: duration('1d'),
+  ...serviceEnvShape('benchmarking'),
+  BENCHMARK_SWEEP_INTERVAL: envDuration('1m'),
+  PROBE_INTERVAL: envDuration('30m'),
+  PROFILE_TTL: envDuration('7d'),
+  PROFILE_RENEW_BEFORE: envDuration('1d'),
   SPOT_CHECK_PROBABILITY: z.coerce.number().min(0).max(1).default(0.002),
-  SPOT_CHECK_MIN_INTERVAL: duration('1d'),
-  BENCHMARK_TIMEOUT: duration('15m'),
-  BENCHMARK_MAX_DURATION: duration('5m'),
+  SPOT_CHECK_MIN_INTERVAL: envDuration('1d'),
+  BENCHMARK_TIMEOUT: envDuration('15m'),
+  BENCHMARK_MAX_DURATION: envDuration('5m'),
   BENCHMARK_MAX_PER_SWEEP: int(50, 1, 10_000),
-  EDGE_COMMAND_TIMEOUT: duration('5s'),
+  EDGE_COMMAND_TIMEOUT: envDuration('5s'),
   PROBE_PEERS: int(4, 1, 64),
   PROBE_THROUGHPUT_PEERS: int(1, 0, 64),
   PROBE_UDP_PORT: int(7946, 1, 65535),
   PROBE_TCP_PORT: int(7947, 1, 65535),
   PROBE_RTT_SAMPLES: int(10, 1, 64),
-  PROBE_RTT_TIMEOUT: duration('1s'),
+  PROBE_RTT_TIMEOUT: envDuration('1s'),
   PROBE_THROUGHPUT_MAX_BYTES: int(16 * 1024 * 1024, 1, 256 * 1024 * 1024),
-  PROBE_THROUGHPUT_MAX_DURATION: duration('3s'),
+  PROBE_THROUGHPUT_MAX_DURATION: envDuration('3s'),
   PROBE_LOOPBACK: z.enum(['true', 'false']).default('false'),
-  LINK_TTL: duration('6h'),
+  LINK_TTL: envDuration('6h'),
   LAN_RTT_US: int(1000, 1, 1_000_000),
   BENCHMARK_WHILE_BUSY: z.enum(['true', 'false']).default('false'),
 });
 
 /** Reads the configuration; every problem names its variable. */
 export const configFromEnv = (env: Readonly<Record<string, string | undefined>>): BenchmarkingConfig => {
-  const parsed = EnvSchema.safeParse(env);
-  if (!parsed.success) throw new InvalidConfigError(toIssues(parsed.error));
-  const e = parsed.data;
-  let natsSeed: string | null = null;
-  if (e.NATS_NKEY_SEED_FILE !== undefined) {
-    try {
-      natsSeed = readFileSync(e.NATS_NKEY_SEED_FILE, 'utf8').trim();
-    } catch (error) {
-      throw new InvalidConfigError([
-        { path: 'NATS_NKEY_SEED_FILE', message: `cannot read: ${String(error)}` },
-      ]);
-    }
-  }
+  const e = parseServiceEnv('benchmarking', EnvSchema, env);
+  const natsSeed = readNatsSeed('benchmarking', e.NATS_NKEY_SEED_FILE);
   return {
     databaseUrl: e.DATABASE_URL,
     schema: e.BENCHMARKING_SCHEMA,
@@ -162,3 +122,5 @@ export const configFromEnv = (env: Readonly<Record<string, string | undefined>>)
     allowWhileBusy: e.BENCHMARK_WHILE_BUSY === 'true',
   };
 };
+
+export { InvalidConfigError };

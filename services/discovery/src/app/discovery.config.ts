@@ -1,6 +1,10 @@
-import { toIssues, type ValidationIssue } from '@gpunet/contracts';
-import { parseDurationMs } from '@gpunet/ensemble-spec';
-import { readFileSync } from 'node:fs';
+import {
+  envDuration,
+  InvalidConfigError,
+  parseServiceEnv,
+  readNatsSeed,
+  serviceEnvShape,
+} from '@gpunet/service-runtime';
 import { z } from 'zod';
 
 /** Discovery's settings, from the environment. */
@@ -21,64 +25,19 @@ export interface DiscoveryConfig {
   readonly heartbeatFlushMs: number;
 }
 
-export class InvalidConfigError extends Error {
-  override readonly name = 'InvalidConfigError';
-  readonly code = 'INVALID_CONFIG' as const;
-  constructor(readonly issues: readonly ValidationIssue[]) {
-    super(`invalid discovery configuration: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
-  }
-}
-
-const duration = (fallback: string) =>
-  z
-    .string()
-    .default(fallback)
-    .transform((text, ctx) => {
-      const d = parseDurationMs(text);
-      if (!d.ok) {
-        ctx.addIssue({ code: 'custom', message: d.reason });
-        return z.NEVER;
-      }
-      return d.value;
-    });
-
 const EnvSchema = z.object({
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
-  DISCOVERY_SCHEMA: z
-    .string()
-    .regex(/^[a-z_][a-z0-9_]{0,62}$/)
-    .default('discovery'),
-  NATS_URL: z
-    .string()
-    .regex(/^(nats|tls):\/\//, 'must be a nats:// URL')
-    .default('nats://127.0.0.1:4222'),
-  NATS_NKEY_SEED_FILE: z.string().optional(),
-  SUBJECT_PREFIX: z
-    .string()
-    .regex(/^([A-Za-z0-9_-]+)?$/)
-    .default(''),
-  LIVENESS_WINDOW: duration('30s'),
-  LIVENESS_SWEEP_INTERVAL: duration('5s'),
-  HEARTBEAT_FLUSH_INTERVAL: duration('1s'),
+  ...serviceEnvShape('discovery'),
+  LIVENESS_WINDOW: envDuration('30s'),
+  LIVENESS_SWEEP_INTERVAL: envDuration('5s'),
+  HEARTBEAT_FLUSH_INTERVAL: envDuration('1s'),
 });
 
 /** Reads the configuration; every problem names its variable. */
 export const configFromEnv = (env: Readonly<Record<string, string | undefined>>): DiscoveryConfig => {
-  const parsed = EnvSchema.safeParse(env);
-  if (!parsed.success) throw new InvalidConfigError(toIssues(parsed.error));
-  const e = parsed.data;
-  let natsSeed: string | null = null;
-  if (e.NATS_NKEY_SEED_FILE !== undefined) {
-    try {
-      natsSeed = readFileSync(e.NATS_NKEY_SEED_FILE, 'utf8').trim();
-    } catch (error) {
-      throw new InvalidConfigError([
-        { path: 'NATS_NKEY_SEED_FILE', message: `cannot read: ${String(error)}` },
-      ]);
-    }
-  }
+  const e = parseServiceEnv('discovery', EnvSchema, env);
+  const natsSeed = readNatsSeed('discovery', e.NATS_NKEY_SEED_FILE);
   if (e.LIVENESS_WINDOW < 1000)
-    throw new InvalidConfigError([{ path: 'LIVENESS_WINDOW', message: 'at least 1s' }]);
+    throw new InvalidConfigError('discovery', [{ path: 'LIVENESS_WINDOW', message: 'at least 1s' }]);
   return {
     databaseUrl: e.DATABASE_URL,
     schema: e.DISCOVERY_SCHEMA,
@@ -90,3 +49,5 @@ export const configFromEnv = (env: Readonly<Record<string, string | undefined>>)
     heartbeatFlushMs: e.HEARTBEAT_FLUSH_INTERVAL,
   };
 };
+
+export { InvalidConfigError };

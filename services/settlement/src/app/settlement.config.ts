@@ -1,4 +1,4 @@
-import { toIssues, type ValidationIssue } from '@gpunet/contracts';
+import { InvalidConfigError, parseServiceEnv } from '@gpunet/service-runtime';
 import { z } from 'zod';
 import { DEFAULT_SETTLEMENT_CONFIG, type SettlementConfig } from './settlement.workflow';
 
@@ -17,14 +17,6 @@ export interface SettlementServiceConfig {
   readonly assets: readonly string[];
   /** Period of chain passes (deposits, withdrawals, unbonding, reconciliation); 0: only on demand. */
   readonly chainPassMs: number;
-}
-
-export class InvalidConfigError extends Error {
-  override readonly name = 'InvalidConfigError';
-  readonly code = 'INVALID_CONFIG' as const;
-  constructor(readonly issues: readonly ValidationIssue[]) {
-    super(`invalid settlement configuration: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
-  }
 }
 
 const bps = (fallback: number) => z.coerce.number().int().min(0).max(10_000).default(fallback);
@@ -58,11 +50,9 @@ const EnvSchema = z.object({
 });
 
 export const configFromEnv = (env: Readonly<Record<string, string | undefined>>): SettlementServiceConfig => {
-  const parsed = EnvSchema.safeParse(env);
-  if (!parsed.success) throw new InvalidConfigError(toIssues(parsed.error));
-  const e = parsed.data;
+  const e = parseServiceEnv('settlement', EnvSchema, env);
   if (e.SETTLEMENT_CHAIN === 'cardano')
-    throw new InvalidConfigError([
+    throw new InvalidConfigError('settlement', [
       {
         path: 'SETTLEMENT_CHAIN',
         message: 'the Cardano adapter is designed (docs/economy.md) but not built yet',
@@ -83,3 +73,5 @@ export const configFromEnv = (env: Readonly<Record<string, string | undefined>>)
     chainPassMs: e.SETTLEMENT_CHAIN_PASS_MS,
   };
 };
+
+export { InvalidConfigError };
