@@ -17,6 +17,10 @@ export interface StreamDefinition {
   readonly duplicateWindowMs?: number;
   /** Replicas in a JetStream cluster; production uses 3. Default: 1. */
   readonly replicas?: number;
+  /** Bytes the stream keeps at most (oldest discarded first). Default: unlimited. */
+  readonly maxBytes?: number;
+  /** Messages kept per subject at most (oldest discarded first). Default: unlimited. */
+  readonly maxMsgsPerSubject?: number;
 }
 
 export const defineStream = (def: StreamDefinition): StreamDefinition => Object.freeze({ ...def });

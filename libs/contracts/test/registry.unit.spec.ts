@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import {
   buildEnvelope,
   catalog,
+  catalogUpcasters,
+  JobSubmittedV1,
   causedBy,
   createRegistry,
   InvalidMessageError,
@@ -92,8 +94,27 @@ describe('registry definition rules', () => {
   it('refuses an old version without an upcaster', () => {
     expect(() => createRegistry([WidgetCreatedV1, WidgetCreatedV2])).toThrow(/no upcaster/);
   });
-  it('the production catalog builds into a registry', () => {
-    expect(createRegistry(catalog).has(MessageDeadLettered.type, 1)).toBe(true);
+  it('the production catalog builds into a registry, with its upcasters', () => {
+    expect(() => createRegistry(catalog)).toThrow(/job.submitted v1 has no upcaster to v2/);
+    const registry = createRegistry(catalog, catalogUpcasters);
+    expect(registry.has(MessageDeadLettered.type, 1)).toBe(true);
+    const v1 = buildEnvelope(
+      JobSubmittedV1,
+      {
+        jobId: 'j1',
+        tenantId: 't1',
+        subnetId: 's1',
+        asset: 'NTX',
+        gpus: 2,
+        maxPricePerGpuHour: '100',
+        maxDurationSeconds: 60,
+        submittedAt: '2026-11-29T00:00:00.000Z',
+      },
+      { streamId: 'job-j1' },
+    );
+    const read = registry.parse(JSON.parse(JSON.stringify(v1)));
+    expect(read.version).toBe(2);
+    expect(read.data).toMatchObject({ jobId: 'j1', gpuClasses: [], spec: null });
   });
 });
 

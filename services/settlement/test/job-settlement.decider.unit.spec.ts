@@ -34,6 +34,7 @@ const JOB: PayloadOf<typeof JobSubmitted> = {
   maxPricePerGpuHour: '3600000',
   maxDurationSeconds: 600,
   submittedAt: AT,
+  spec: null,
 };
 const fund = (
   overrides: Partial<Extract<JobSettlementCommand, { type: 'FundJob' }>> = {},

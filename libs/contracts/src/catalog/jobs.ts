@@ -1,5 +1,7 @@
+import { NormalizedSpecSchema } from '@gpunet/ensemble-spec';
 import { z } from 'zod';
 import { defineEvent } from '../message';
+import { defineUpcaster } from '../registry';
 import { defineStream } from '../stream';
 
 /*
@@ -99,8 +101,8 @@ export const ExecutionStream = defineStream({
   description: 'Jobs started, completed, failed and cancelled, and their metered usage.',
 });
 
-/** An orchestrator submitted a job; settlement holds its budget in escrow before it is scheduled. */
-export const JobSubmitted = defineEvent({
+/** v1 of `job.submitted`: the job's terms without its spec (read as v2 with `spec: null`). */
+export const JobSubmittedV1 = defineEvent({
   type: 'job.submitted',
   version: 1,
   subject: 'gateway.job.submitted.v1',
@@ -123,6 +125,27 @@ export const JobSubmitted = defineEvent({
     maxDurationSeconds: z.int().min(1).max(MAX_JOB_DURATION_SECONDS),
     submittedAt: Timestamp,
   }),
+});
+
+/**
+ * An orchestrator submitted a job; settlement holds its budget in escrow before it is scheduled,
+ * the scheduler places it and execution runs it from `spec`, the normalized ensemble spec the
+ * gateway validated (`@gpunet/ensemble-spec`). `spec` is null only for jobs submitted as v1.
+ */
+export const JobSubmitted = defineEvent({
+  type: 'job.submitted',
+  version: 2,
+  subject: 'gateway.job.submitted.v2',
+  stream: GatewayStream.name,
+  description:
+    'A job was submitted with its normalized spec; its budget (max price × GPUs × max duration + fees) is escrowed before scheduling.',
+  schema: JobSubmittedV1.schema.extend({ spec: NormalizedSpecSchema.nullable().default(null) }),
+});
+
+export const jobSubmittedV1ToV2 = defineUpcaster({
+  from: JobSubmittedV1,
+  to: JobSubmitted,
+  upcast: (data) => ({ ...data, spec: null }),
 });
 
 /** A usage report for a running job (cumulative meter readings per provider). */
@@ -188,5 +211,15 @@ export const JobCancelled = defineEvent({
   }),
 });
 
-/** Every job-lifecycle message, for registries. */
-export const jobMessages = [JobSubmitted, UsageReported, JobCompleted, JobFailed, JobCancelled] as const;
+/** Upcasters of the job-lifecycle messages, for registries that hold older versions. */
+export const jobUpcasters = [jobSubmittedV1ToV2] as const;
+
+/** Every job-lifecycle message, for registries (pass `jobUpcasters` too). */
+export const jobMessages = [
+  JobSubmittedV1,
+  JobSubmitted,
+  UsageReported,
+  JobCompleted,
+  JobFailed,
+  JobCancelled,
+] as const;

@@ -25,6 +25,8 @@ export const streamConfig = (
     max_age: ms(def.maxAgeMs ?? 7 * 24 * 3600 * 1000),
     duplicate_window: ms(def.duplicateWindowMs ?? 10 * 60 * 1000),
     num_replicas: def.replicas ?? 1,
+    max_bytes: def.maxBytes ?? -1,
+    max_msgs_per_subject: def.maxMsgsPerSubject ?? -1,
   };
 };
 

@@ -1,6 +1,7 @@
 import {
   AccountStatementQuery,
   catalog,
+  catalogUpcasters,
   type Clock,
   createRegistry,
   DeadLettersStream,
@@ -11,6 +12,7 @@ import {
   JobFailed,
   JobStatementQuery,
   JobSubmitted,
+  JobSubmittedV1,
   type MessageDefinition,
   type MessageRegistry,
   type StreamDefinition,
@@ -62,7 +64,7 @@ export interface SettlementModuleOptions {
 }
 
 /** Every message settlement reads or writes (the whole catalog: it declares other services' streams too). */
-export const settlementRegistry = (): MessageRegistry => createRegistry(catalog);
+export const settlementRegistry = (): MessageRegistry => createRegistry(catalog, catalogUpcasters);
 
 /** Durable consumer names. */
 export const GATEWAY_CONSUMER = 'settlement-gateway';
@@ -131,6 +133,7 @@ export class SettlementRuntime {
       });
     const consumers = [
       consumer(GATEWAY_CONSUMER, GatewayStream, [
+        JobSubmittedV1,
         JobSubmitted,
         SubnetCreateRequested,
         SubnetParametersUpdateRequested,

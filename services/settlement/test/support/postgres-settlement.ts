@@ -1,6 +1,7 @@
 import {
   buildEnvelope,
   catalog,
+  catalogUpcasters,
   createRegistry,
   type Envelope,
   type InputOf,
@@ -51,7 +52,7 @@ export const openSettlement = async (label: string, poolSize = 10): Promise<Post
     migrations: settlementMigrations,
     poolSize,
   }).open();
-  const registry = createRegistry(catalog);
+  const registry = createRegistry(catalog, catalogUpcasters);
   const store = new PostgresEventStore(db, registry);
   const ledger = new PostgresLedger(pg.schema);
   const clock = new FakeClock('2030-01-01T00:00:00Z');

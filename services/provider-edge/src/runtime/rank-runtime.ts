@@ -1,0 +1,82 @@
+/*
+ * The edge's rank runtimes (F6 process runtime for development and CI, F10 docker runtime for
+ * providers): both start one rank of a job from a validated `RankLaunch`, stream its output, report
+ * its exit and stop it. The rank agent (rank-agent.ts) validates commands against the policy and the
+ * reservation, picks the runtime the command names and owns the bookkeeping (idempotent starts,
+ * status reports, logs to NATS, cleanup after an edge restart).
+ */
+
+/** Everything a runtime needs to start one rank; already validated and resolved by the rank agent. */
+export interface RankLaunch {
+  readonly jobId: string;
+  readonly attempt: number;
+  readonly rank: number;
+  /** Container image (docker); null for the process runtime. */
+  readonly image: string | null;
+  /** argv (no shell). For docker: the container's command; `entrypoint` overrides the image's. */
+  readonly cmd: readonly string[];
+  readonly entrypoint: readonly string[] | null;
+  /** The rank's complete environment (nothing is inherited from the edge's own environment). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Absolute host path of the rank's workspace (created by the agent, owned by the rank). */
+  readonly workspace: string;
+  /** Absolute path inside `workspace` to start in (already checked to stay inside it). */
+  readonly workingDir: string;
+  /** Reserved GPUs this rank may see (exact UUIDs; never "all"). */
+  readonly gpuUuids: readonly string[];
+  /** Vendor of those GPUs, for device requests; null when none. */
+  readonly gpuVendor: 'nvidia' | 'amd' | null;
+  readonly limits: {
+    readonly cpuMillicores: number;
+    readonly memoryBytes: number;
+    readonly pids: number | null;
+  };
+  /** Named network namespace the rank runs in (the job's overlay); null: the host's network. */
+  readonly netns: string | null;
+  /** Labels that identify what the runtime created as gpunet's (containers, cgroups, pid files). */
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/** How a rank ended. */
+export interface RankExit {
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  /** Set when the runtime knows why (`oom`, `pids-limit`, `stopped`). */
+  readonly reason: string | null;
+}
+
+/** A rank the runtime started. */
+export interface RunningRank {
+  /** Runtime-specific id (pid, container id) for logs and cleanup. */
+  readonly id: string;
+  /** Each complete line of output, as it comes; the agent buffers and ships them (never blocks). */
+  onOutput(listener: (stream: 'stdout' | 'stderr', line: string) => void): void;
+  /** Settles once, when the rank has exited and its resources are released. */
+  readonly exited: Promise<RankExit>;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when it has exited. Idempotent. */
+  stop(graceMs: number): Promise<RankExit>;
+}
+
+export interface RankRuntime {
+  readonly kind: 'process' | 'docker';
+  /** Null when the runtime can run ranks here; else why not (for RUNTIME_UNAVAILABLE). */
+  unavailable(): Promise<string | null>;
+  /** Starts the rank; rejects with a `RankStartError` when it cannot be created. */
+  start(launch: RankLaunch): Promise<RunningRank>;
+  /**
+   * Removes what an earlier run of this edge left behind (processes, containers) carrying
+   * `labels` matching `edgeId`; returns how many it stopped. Called once at edge start.
+   */
+  reapOrphans(edgeId: string): Promise<number>;
+}
+
+/** A rank could not be created (binary or image missing, invalid device…); nothing was left running. */
+export class RankStartError extends Error {
+  override readonly name = 'RankStartError';
+  constructor(
+    message: string,
+    readonly field: string | null = null,
+  ) {
+    super(message);
+  }
+}
