@@ -259,11 +259,12 @@ describe('scheduler (NATS + Postgres)', () => {
       await waitFor(
         () => {
           clock.advance(5_000);
-          return standby.isActive();
+          // It holds the lease first, then queues the open jobs it read (asynchronously).
+          return standby.isActive() && standby.engine.status('job-int-2') !== undefined;
         },
-        { timeoutMs: 10_000, description: 'the standby takes the placer lease' },
+        { timeoutMs: 10_000, description: 'the standby takes the placer lease and queues the open job' },
       );
-      expect(standby.engine.status('job-int-2')).toBeDefined();
+      expect(standby.isActive()).toBe(true);
     } finally {
       app = standbyApp;
       runtime = standby;
