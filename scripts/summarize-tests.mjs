@@ -9,6 +9,18 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 const failures = [];
+// CI shows only the end of the log: each failure carries the start of its message, so that the
+// cause is readable there (ANSI colours stripped, a few lines, bounded).
+const excerpt = (message) =>
+  String(message)
+    // eslint-disable-next-line no-control-regex
+    .replace(/\u001b\[[0-9;]*m/g, '')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .slice(0, 6)
+    .join('\n      ')
+    .slice(0, 1200);
 const walk = (dir) => {
   if (!existsSync(dir)) return;
   for (const entry of readdirSync(dir)) {
@@ -23,10 +35,13 @@ const walk = (dir) => {
       for (const suite of report.testResults ?? []) {
         if (suite.status === 'failed' && (suite.assertionResults ?? []).every((a) => a.status !== 'failed')) {
           failed += 1;
-          failures.push(`${suite.name}: ${String(suite.message ?? 'suite failed').split('\n')[0]}`);
+          failures.push(`${suite.name}: ${excerpt(suite.message ?? 'suite failed')}`);
         }
         for (const a of suite.assertionResults ?? []) {
-          if (a.status === 'failed') failures.push(`${suite.name} › ${a.fullName}`);
+          if (a.status === 'failed')
+            failures.push(
+              `${suite.name} › ${a.fullName}\n      ${excerpt((a.failureMessages ?? []).join('\n'))}`,
+            );
         }
       }
     }
