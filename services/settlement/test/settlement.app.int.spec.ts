@@ -10,6 +10,7 @@ import {
   type MessageDefinition,
   prefixSubject,
   SettlementBalancesQuery,
+  SimulatedChainDepositRequest,
   SubnetCreateRequested,
   SubnetEconomicsQuery,
   SubnetJoinRequested,
@@ -84,6 +85,7 @@ describe('settlement service (Nest, NATS, Postgres, simulated chain)', () => {
           chainPassMs: 0,
         },
         chain,
+        faucet: chain,
         batchSize: 16,
         onError: (error, context) => errors.push({ error, context }),
       }),
@@ -113,6 +115,36 @@ describe('settlement service (Nest, NATS, Postgres, simulated chain)', () => {
     expect((await runtime.chainPass()).deposits).toBe(0);
     const { accounts } = await askQuery(nats.nc, SettlementBalancesQuery, { ownerId: 'tenant' }, query);
     expect(accounts.map((a) => [a.accountId, a.available])).toEqual([['NTX:wallet:tenant', '100000000000']]);
+  });
+
+  it('takes development deposits on the simulated chain, credited before the reply', async () => {
+    const reply = await askQuery(
+      nats.nc,
+      SimulatedChainDepositRequest,
+      { ownerId: 'dev-tenant', asset: 'NTX', amount: '2500' },
+      query,
+    );
+    expect(reply.chainTxId).toMatch(/^sim-tx-/);
+    expect(reply.available).toBe('2500');
+    const again = await askQuery(
+      nats.nc,
+      SimulatedChainDepositRequest,
+      { ownerId: 'dev-tenant', asset: 'NTX', amount: '500' },
+      query,
+    );
+    expect(again.available).toBe('3000');
+    await expect(
+      askQuery(
+        nats.nc,
+        SimulatedChainDepositRequest,
+        { ownerId: 'dev-tenant', asset: 'ZZZ', amount: '1' },
+        query,
+      ),
+    ).rejects.toThrow(/ZZZ/);
+    // The refusal is reported like every failed request (and nothing else went wrong).
+    expect(errors.splice(0).map((e) => e.context)).toEqual([
+      'query settlement.simulated-chain.deposit failed',
+    ]);
   });
 
   it('creates a subnet, locking the owner stake, and lets a provider join', async () => {

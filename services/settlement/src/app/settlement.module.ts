@@ -19,6 +19,7 @@ import {
   SettlementBalancesQuery,
   SettlementStream,
   SubnetCreateRequested,
+  SimulatedChainDepositRequest,
   SubnetEconomicsQuery,
   SubnetJoinRequested,
   SubnetLeaveRequested,
@@ -54,6 +55,12 @@ export interface SettlementModuleOptions {
   readonly config: SettlementServiceConfig;
   /** The chain adapter (`SimulatedChainAdapter` in development and tests). */
   readonly chain: ChainAdapter;
+  /**
+   * The simulated chain's deposit hook: when given, settlement answers
+   * `SimulatedChainDepositRequest` (development clusters, the demo, end-to-end tests). Never set
+   * with a real chain.
+   */
+  readonly faucet?: SimulatedFaucet;
   /** Tests pass a `FakeClock`. Default: the system clock. */
   readonly clock?: Clock;
   /** The service's metrics registry (from `SERVICE_CONTEXT`). */
@@ -61,6 +68,13 @@ export interface SettlementModuleOptions {
   readonly onError?: (error: unknown, context: string) => void;
   /** Consumer batch size (tests lower it). Default 128. */
   readonly batchSize?: number;
+}
+
+/** What the simulated chain offers for development deposits (`SimulatedChainAdapter`). */
+export interface SimulatedFaucet {
+  deposit(ownerId: string, asset: string, amount: bigint): string;
+  mine(blocks: number): void;
+  readonly confirmationsRequired: number;
 }
 
 /** Every message settlement reads or writes (the whole catalog: it declares other services' streams too). */
@@ -87,6 +101,7 @@ export class SettlementRuntime {
     readonly eventing: EventingRuntime,
     readonly chain: ChainAdapter,
     private readonly onError: (error: unknown, context: string) => void,
+    private readonly faucet: SimulatedFaucet | undefined,
   ) {}
 
   static async create(options: SettlementModuleOptions): Promise<SettlementRuntime> {
@@ -157,6 +172,7 @@ export class SettlementRuntime {
       new EventingRuntime(db, nats, relay, consumers),
       options.chain,
       onError,
+      options.faucet,
     );
   }
 
@@ -175,6 +191,30 @@ export class SettlementRuntime {
       serveQuery(JobStatementQuery, (r) => reader.jobStatement(r.jobId), options),
       serveQuery(SubnetEconomicsQuery, (r) => reader.subnetEconomics(r.subnetId), options),
     );
+    const faucet = this.faucet;
+    if (faucet) {
+      this.subscriptions.push(
+        serveQuery(
+          SimulatedChainDepositRequest,
+          async (r) => {
+            if (!this.chain.assets.includes(r.asset))
+              throw new Error(
+                `asset ${r.asset} is not held by the simulated chain (${this.chain.assets.join(', ')})`,
+              );
+            const chainTxId = faucet.deposit(r.ownerId, r.asset, BigInt(r.amount));
+            faucet.mine(faucet.confirmationsRequired);
+            // A pass already running may have read the chain before this deposit: wait for it,
+            // then run one that sees it.
+            await this.passing?.catch(() => undefined);
+            await this.chainPass();
+            const { accounts } = await reader.balances({ ownerId: r.ownerId, asset: r.asset });
+            const wallet = accounts.find((a) => a.accountId === `${r.asset}:wallet:${r.ownerId}`);
+            return { chainTxId, available: wallet?.available ?? '0' };
+          },
+          options,
+        ),
+      );
+    }
     if (this.config.chainPassMs > 0) {
       this.timer = setInterval(() => {
         this.chainPass().catch((error: unknown) => this.onError(error, 'settlement chain pass failed'));

@@ -56,6 +56,11 @@ export class SimulatedChainAdapter implements ChainAdapter {
     return chainTxId;
   }
 
+  /** Blocks a deposit or withdrawal needs to count as confirmed. */
+  get confirmationsRequired(): number {
+    return this.required;
+  }
+
   /** Advances the chain by `blocks`. */
   mine(blocks = 1): void {
     this.height += blocks;
