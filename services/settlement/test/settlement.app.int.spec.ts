@@ -56,7 +56,7 @@ describe('settlement service (Nest, NATS, Postgres, simulated chain)', () => {
   let app: INestApplicationContext;
   let runtime: SettlementRuntime;
   const chain = new SimulatedChainAdapter({ assets: ['NTX'], confirmationsRequired: 2 });
-  const errors: unknown[] = [];
+  const errors: { error: unknown; context: string }[] = [];
   const published = new EventCollector<Envelope>('settlement events');
 
   const publish = async <D extends MessageDefinition>(def: D, data: InputOf<D>): Promise<Envelope> => {
