@@ -7,6 +7,9 @@
 #   postgres:15, postgres:16  Debian bookworm (debootstrap minbase) + postgresql-15 + an entrypoint
 #                           that follows the official image's contract. Bookworm has no
 #                           PostgreSQL 16: the postgres:16 tag is PostgreSQL 15, labelled as such.
+#   gpunet/job-base:torch-cpu  gpunet's own base image for job ranks (not a stand-in): Debian
+#                           bookworm minbase + python3 + python3-torch (CPU), user 65532. Rebuilt
+#                           when its content hash (job-base/packages.txt, Dockerfile, suite) changes.
 #
 # Every stand-in carries the label org.gpunet.standin=true and org.gpunet.standin.real-version.
 # An image that already exists is left alone (a real upstream image is never overwritten) unless
@@ -14,7 +17,7 @@
 # <repo>/.cache/images) so that --force or a rebuild after `docker system prune` skips debootstrap;
 # --refresh runs debootstrap again (newer Debian packages) and implies --force.
 #
-# Usage: build-standins.sh [--force | --refresh] [--only nats|postgres]
+# Usage: build-standins.sh [--force | --refresh] [--only nats|postgres|job-base]
 # Env:   GPUNET_IMAGE_CACHE  cache directory;  DEBIAN_MIRROR  overrides the mirror found in
 #        /etc/apt/sources.list*;  DEBIAN_SUITE  (default bookworm)
 set -euo pipefail
@@ -30,8 +33,8 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --force) force=1 ;;
     --refresh) refresh=1; force=1 ;;
-    --only) only="${2:?--only needs nats or postgres}"; shift ;;
-    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
+    --only) only="${2:?--only needs nats, postgres or job-base}"; shift ;;
+    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "build-standins: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -205,13 +208,93 @@ SOURCES
   step "postgres:15, postgres:16 built (PostgreSQL $version)"
 }
 
+# The content hash of gpunet/job-base: what goes into it (package list, Dockerfile, suite). The root
+# filesystem is cached under that hash, and the image carries it as a label, so a change to any
+# input rebuilds exactly once — on developer machines and in CI alike — without --force.
+job_base_hash() {
+  { echo "suite=$suite"; cat "$here/job-base/packages.txt" "$here/job-base/Dockerfile"; } | sha256sum | cut -c1-16
+}
+
+build_job_base() {
+  local tag=gpunet/job-base:torch-cpu hash
+  hash="$(job_base_hash)"
+  if [ "$force" = 0 ] && image_exists "$tag" &&
+    [ "$(docker image inspect "$tag" --format '{{ index .Config.Labels "org.gpunet.image.content-hash" }}')" = "$hash" ]; then
+    step "$tag exists with content hash $hash (use --force to rebuild)"
+    return
+  fi
+  local rootfs_hash
+  rootfs_hash="$({ echo "suite=$suite"; cat "$here/job-base/packages.txt"; } | sha256sum | cut -c1-16)"
+  local tarball="$cache/job-base-$suite-$rootfs_hash-rootfs.tar"
+  local base="gpunet-build/job-base-rootfs:$rootfs_hash"
+  if [ "$refresh" = 1 ] || [ ! -s "$tarball" ]; then
+    command -v debootstrap >/dev/null 2>&1 || apt-get install -y -qq --no-install-recommends debootstrap >/dev/null
+    local mirror root="$work/jobroot" pkgs
+    mirror="$(debian_mirror)"
+    pkgs="$(grep -vE '^\s*(#|$)' "$here/job-base/packages.txt" | tr '\n' ' ')"
+    step "debootstrap --variant=minbase $suite from $mirror (job-base)"
+    debootstrap --variant=minbase "$suite" "$root" "$mirror" >"$work/debootstrap-job.log" 2>&1 || {
+      tail -n 40 "$work/debootstrap-job.log" >&2
+      exit 1
+    }
+    step "installing $pkgs in the root filesystem"
+    cat >"$root/etc/apt/sources.list" <<SOURCES
+deb $mirror $suite main
+deb $mirror $suite-updates main
+deb ${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security} $suite-security main
+SOURCES
+    printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+    chmod 755 "$root/usr/sbin/policy-rc.d"
+    mount -t proc proc "$root/proc"
+    rootfs_mounts+=("$root/proc")
+    chroot "$root" apt-get update -qq >"$work/apt-job.log" 2>&1 || {
+      echo "deb $mirror $suite main" >"$root/etc/apt/sources.list"
+      chroot "$root" apt-get update -qq >>"$work/apt-job.log" 2>&1
+    }
+    # shellcheck disable=SC2086 # one word per package
+    chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      $pkgs >>"$work/apt-job.log" 2>&1 || {
+      tail -n 40 "$work/apt-job.log" >&2
+      exit 1
+    }
+    chroot "$root" apt-get clean
+    umount "$root/proc"
+    rootfs_mounts=()
+    # Documentation and test data are half of torch's footprint and useless to a rank.
+    rm -rf "$root/var/lib/apt/lists/"* "$root/var/cache/apt/"*.bin "$root/usr/sbin/policy-rc.d" \
+      "$root/var/log/"*.log "$root/tmp/"* "$root/usr/share/doc/"* "$root/usr/share/man/"* \
+      "$root/usr/share/locale/"*
+    mkdir -p "$cache"
+    tar -C "$root" --numeric-owner -cf "$tarball.partial" .
+    mv "$tarball.partial" "$tarball"
+    rm -rf "$root"
+    step "root filesystem cached at $tarball ($(du -h "$tarball" | cut -f1))"
+  else
+    step "using cached root filesystem $tarball"
+  fi
+  if [ "$force" = 1 ] || ! image_exists "$base"; then
+    docker import "$tarball" "$base" >/dev/null
+    step "imported $base"
+  fi
+  local torch ctx="$work/job-base"
+  mkdir -p "$ctx"
+  cp "$here/job-base/Dockerfile" "$ctx/"
+  torch="$(docker run --rm --network none --entrypoint dpkg-query "$base" -W -f '${Version}' python3-torch)"
+  docker_build --build-arg "BASE=$base" --build-arg "CONTENT_HASH=$hash" --build-arg "TORCH_VERSION=$torch" \
+    -t "$tag" "$ctx" >/dev/null
+  step "$tag built (python3-torch $torch, content hash $hash)"
+}
+
 case "$only" in
-  "") build_nats; build_postgres ;;
+  "") build_nats; build_postgres; build_job_base ;;
   nats) build_nats ;;
   postgres) build_postgres ;;
-  *) echo "build-standins: --only takes nats or postgres" >&2; exit 2 ;;
+  job-base) build_job_base ;;
+  *) echo "build-standins: --only takes nats, postgres or job-base" >&2; exit 2 ;;
 esac
 # Older builds of a stand-in lose their tag on rebuild; drop them.
 docker image prune -f --filter label=org.gpunet.standin=true >/dev/null
+docker image prune -f --filter label=org.gpunet.image=job-base >/dev/null
 step "done"
 docker image ls --filter label=org.gpunet.standin=true --format '  {{.Repository}}:{{.Tag}}  {{.Size}}'
+docker image ls --filter label=org.gpunet.image --format '  {{.Repository}}:{{.Tag}}  {{.Size}}'
