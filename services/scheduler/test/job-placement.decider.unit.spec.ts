@@ -297,7 +297,7 @@ describe('job placement decider', () => {
       .then([
         {
           type: 'WaitingForCapacity',
-          data: { message: '4 GPUs asked; only 2 match (2 more are busy)', at: T1 },
+          data: { message: '4 GPUs asked; only 2 match (2 more are busy)', reasons, at: T1 },
         },
       ]);
     given(decider, [queued])
@@ -321,6 +321,81 @@ describe('job placement decider', () => {
           },
         },
       ]);
+  });
+
+  describe('maximum wait', () => {
+    const reasons = [{ plugin: 'vram', reason: 'InsufficientVram', message: 'less than 40 GB', gpus: 12 }];
+    const waiting: JobPlacementEvent = {
+      type: 'WaitingForCapacity',
+      data: { message: '4 GPUs asked; only 2 match', reasons, at: T1 },
+    };
+    const passed = { type: 'MaxWaitPassed' as const, maxWaitMs: 3_600_000, at: T2 };
+
+    it('waiting for capacity → unschedulable (Unschedulable) with the last reasons', () => {
+      given(decider, [queued, waiting])
+        .when(passed)
+        .then([
+          {
+            type: 'Unschedulable',
+            data: {
+              code: 'Unschedulable',
+              allocation: null,
+              message: 'queued longer than the maximum wait of 1 h; last: 4 GPUs asked; only 2 match',
+              reasons,
+              at: T2,
+            },
+          },
+        ]);
+    });
+
+    it('queued, never tried → unschedulable saying so', () => {
+      given(decider, [queued])
+        .when({ ...passed, maxWaitMs: 90_000 })
+        .then([
+          {
+            type: 'Unschedulable',
+            data: {
+              code: 'Unschedulable',
+              allocation: null,
+              message: 'queued longer than the maximum wait of 90 s; last: no placement was tried',
+              reasons: [],
+              at: T2,
+            },
+          },
+        ]);
+    });
+
+    it('reserving → the round decides: all accept → placed', () => {
+      given(decider, [queued, roundStarted(['a']), { type: 'WaitExpired', data: { at: T1 } }])
+        .when(answer('a', 'accepted'))
+        .then([accepted('a'), { type: 'Placed', data: { roundId: 'r1', at: T1 } }]);
+      given(decider, [queued, roundStarted(['a'])])
+        .when(passed)
+        .then([{ type: 'WaitExpired', data: { at: T2 } }]);
+    });
+
+    it('reserving → a failed round ends the job instead of requeueing it', () => {
+      const events = decider.decide(
+        { type: 'DeadlinePassed', roundId: 'r1', at: T2 },
+        stateOf([queued, waiting, roundStarted(['a']), { type: 'WaitExpired', data: { at: T1 } }]),
+      );
+      expect(events.map((e) => e.type)).toEqual(['RoundAborted', 'Unschedulable']);
+      expect(events[1]!.data).toMatchObject({ code: 'Unschedulable', reasons });
+    });
+
+    it('placed, cancelled or unschedulable jobs ignore it', () => {
+      given(decider, [
+        queued,
+        roundStarted(['a']),
+        accepted('a'),
+        { type: 'Placed', data: { roundId: 'r1', at: T1 } },
+      ])
+        .when(passed)
+        .then([]);
+      given(decider, [queued, { type: 'Cancelled', data: { release: [], at: T1 } }])
+        .when(passed)
+        .then([]);
+    });
   });
 });
 

@@ -6,6 +6,9 @@ import {
   FindCandidates,
   JobFunded,
   type JobPlaced,
+  JobSubmittedV1,
+  type InputOf,
+  type MessageDefinition,
   type PayloadOf,
   prefixSubject,
   ReleaseOnEdge,
@@ -27,7 +30,7 @@ import { NestFactory } from '@nestjs/core';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCHEDULER_RUNTIME, SchedulerModule, type SchedulerRuntime } from '../src/app/scheduler.module';
-import { candidate, edgeId, fundedJob } from './support/fixtures';
+import { candidate, edgeId, fundedJob, submittedV1 } from './support/fixtures';
 
 type Behaviour = 'accept' | 'decline' | 'silent';
 
@@ -95,11 +98,17 @@ describe('scheduler (NATS + Postgres)', () => {
     );
   };
 
-  const fund = async (job: PayloadOf<typeof JobFunded>) => {
-    const envelope = buildEnvelope(JobFunded, job, { streamId: `job-${job.jobId}` });
-    await runtime.nats.js.publish(JobFunded.subject(undefined, nats.prefix), JSON.stringify(envelope), {
+  const publish = async <D extends MessageDefinition>(def: D, data: InputOf<D>, jobId: string) => {
+    const envelope = buildEnvelope(def, data, { streamId: `job-${jobId}` });
+    await runtime.nats.js.publish(def.subject(undefined, nats.prefix), JSON.stringify(envelope), {
       msgID: envelope.eventId,
     });
+  };
+
+  /** A v1 job (terms only): submitted, then funded — as the gateway and settlement announce it. */
+  const fund = async (job: PayloadOf<typeof JobFunded>) => {
+    await publish(JobSubmittedV1, submittedV1(job), job.jobId);
+    await publish(JobFunded, job, job.jobId);
   };
 
   /** Lets deadlines pass whenever a round of `jobId` waits only on silent edges, until `done`. */

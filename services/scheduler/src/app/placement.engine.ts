@@ -9,7 +9,18 @@ import {
   type ReserveOnEdge,
   type ReservationReply,
 } from '@gpunet/contracts';
-import { createSnapshot, scheduleGang } from '@gpunet/scheduling';
+import type { NormalizedSpec } from '@gpunet/ensemble-spec';
+import {
+  createRegistry,
+  createSnapshot,
+  defaultRegistry,
+  ENSEMBLE,
+  EnsembleReason,
+  GPU_MODEL,
+  REQUEST_SHAPE,
+  schedule,
+} from '@gpunet/scheduling';
+import { discoveryOfferFilter } from '../domain/discovery-offer.filter';
 import { emptyQueue, enqueue, type FairQueue, markReady, park, remove, takeNext } from '../domain/fair-queue';
 import {
   type JobPlacementCommand,
@@ -18,7 +29,15 @@ import {
   type JobPlacementState,
   type ReservationTarget,
 } from '../domain/job-placement.decider';
-import { type FundedJob, gangRequestFor, placedAllocations, snapshotInput } from '../domain/placement-input';
+import {
+  type FundedJob,
+  mergeCandidates,
+  placedAllocations,
+  rankCapacity,
+  snapshotInput,
+} from '../domain/placement-input';
+import { modelWordsFilter } from '../domain/model-words.filter';
+import { type CandidateQuery, planFor, type PlanResult } from '../domain/placement-plan';
 
 /** A clock that can also wake the engine (tests pass `FakeClock`). */
 export interface SchedulerClock extends Clock {
@@ -29,7 +48,11 @@ export type ReserveRequest = PayloadOf<typeof ReserveOnEdge>;
 
 /** What the engine needs from the world: discovery, the edges, the event store. */
 export interface PlacementPorts {
-  findCandidates(job: FundedJob, excludeProviders: readonly string[]): Promise<readonly CandidateProvider[]>;
+  /** Every page of discovery's answer to one allocation's query. */
+  findCandidates(
+    query: CandidateQuery,
+    excludeProviders: readonly string[],
+  ): Promise<readonly CandidateProvider[]>;
   /** Resolves with the edge's answer; rejects when it cannot be reached or does not answer in `timeoutMs`. */
   reserve(edgeId: string, request: ReserveRequest, timeoutMs: number): Promise<ReservationReply>;
   /** Idempotent on the edge (an unknown reservation counts as released). */
@@ -47,6 +70,8 @@ export interface PlacementEngineOptions {
   /** How long an accepted reservation is held for execution to start the job. Default 5 min. */
   readonly holdMs?: number;
   readonly maxAttempts?: number;
+  /** A job queued this long without a placement is unschedulable (`Unschedulable`). Default 1 h. */
+  readonly maxWaitMs?: number;
   /** Attempts to send one release before giving up (the edge's hold lapses at `holdUntil` anyway). */
   readonly releaseAttempts?: number;
   readonly onError?: (error: unknown, context: string) => void;
@@ -54,6 +79,7 @@ export interface PlacementEngineOptions {
 
 interface JobEntry {
   readonly job: FundedJob;
+  readonly plan: PlanResult;
   state: JobPlacementState;
 }
 
@@ -75,6 +101,7 @@ export class PlacementEngine {
   private emits: Promise<void> = Promise.resolve();
   private readonly deadlineMs: number;
   private readonly holdMs: number;
+  private readonly maxWaitMs: number;
   private readonly releaseAttempts: number;
   private readonly onError: (error: unknown, context: string) => void;
 
@@ -82,15 +109,26 @@ export class PlacementEngine {
     this.decider = jobPlacementDecider({ maxAttempts: options.maxAttempts ?? 5 });
     this.deadlineMs = options.reservationDeadlineMs ?? 5_000;
     this.holdMs = options.holdMs ?? 300_000;
+    this.maxWaitMs = options.maxWaitMs ?? 3_600_000;
     this.releaseAttempts = options.releaseAttempts ?? 3;
     this.onError = options.onError ?? (() => undefined);
   }
 
-  /** A funded job enters the queue (idempotent per job id). */
-  submit(job: FundedJob): void {
+  /**
+   * A funded job whose spec is known enters the queue (idempotent per job id). `spec` null: a v1
+   * job, placed from its terms. `queuedSince`: when it first entered a queue (a restart keeps its
+   * maximum wait running from then); default now.
+   */
+  submit(job: FundedJob, spec: NormalizedSpec | null = null, queuedSince?: Date): void {
     if (this.jobs.has(job.jobId)) return;
-    this.jobs.set(job.jobId, { job, state: this.decider.initialState });
+    this.jobs.set(job.jobId, { job, plan: planFor(job, spec), state: this.decider.initialState });
     this.apply(job.jobId, { type: 'Queue', jobId: job.jobId, tenantId: job.tenantId, at: this.now() });
+    const since = (queuedSince ?? this.options.clock.now()).getTime();
+    const left = Math.max(0, since + this.maxWaitMs - this.options.clock.now().getTime());
+    this.options.clock.setTimeout(
+      () => this.apply(job.jobId, { type: 'MaxWaitPassed', maxWaitMs: this.maxWaitMs, at: this.now() }),
+      left,
+    );
   }
 
   /** Capacity appeared somewhere (`provider.online`, reservations released …): parked jobs try again. */
@@ -204,6 +242,7 @@ export class PlacementEngine {
         return;
       case 'ReservationAccepted':
       case 'ReservationDeclined':
+      case 'WaitExpired':
         return;
     }
   }
@@ -258,16 +297,57 @@ export class PlacementEngine {
     const entry = this.jobs.get(jobId);
     if (!entry || (entry.state.status !== 'queued' && entry.state.status !== 'waiting')) return;
     const { job } = entry;
-    const candidates = await this.options.ports.findCandidates(job, entry.state.excluded);
+    if (!entry.plan.ok) {
+      const { rejection } = entry.plan;
+      this.apply(jobId, {
+        type: 'ScheduleFailed',
+        code: 'UnschedulableAndUnresolvable',
+        allocation: rejection.allocation,
+        message: rejection.message,
+        reasons: rejection.reasons,
+        at: this.now(),
+      });
+      return;
+    }
+    const { plan } = entry.plan;
+    const answers = await Promise.all(
+      plan.allocations.map((a) => this.options.ports.findCandidates(a.query, entry.state.excluded)),
+    );
     if (entry.state.status !== 'queued' && entry.state.status !== 'waiting') return; // cancelled meanwhile
-    const input = snapshotInput(candidates, job.gpuClasses, this.held, jobId);
-    const result = scheduleGang(createSnapshot(input), jobId, gangRequestFor(job), {
-      seed: entry.state.attempt + 1,
+    const offered = new Map(
+      plan.allocations.map((a, i) => [
+        a.gang.name,
+        new Set(answers[i]!.flatMap((c) => c.gpus.map((g) => g.uuid))),
+      ]),
+    );
+    // One allocation: its CPU/memory per rank caps what a provider can give. An ensemble shares the
+    // snapshot, so the edges' own CPU/memory checks (a decline, then a retry without them) decide.
+    const only = plan.allocations.length === 1 ? plan.allocations[0] : undefined;
+    const input = snapshotInput(
+      mergeCandidates(answers),
+      plan.gpuClasses,
+      this.held,
+      jobId,
+      only ? rankCapacity(only.perRank, only.gang.gpusPerRank) : undefined,
+    );
+    const registry = createRegistry({
+      filters: [
+        ...defaultRegistry.filters.map((f) => (f.name === GPU_MODEL ? modelWordsFilter : f)),
+        discoveryOfferFilter(offered),
+      ],
     });
+    const result = schedule(
+      createSnapshot(input),
+      { id: jobId, allocations: plan.allocations.map((a) => a.gang), edgeConstraints: plan.edgeConstraints },
+      { seed: entry.state.attempt + 1, registry },
+    );
     if (result.code !== 'Success') {
       // The snapshot holds only what discovery offers now (free GPUs), so "no cluster could hold
       // it" means "not now" unless the request itself is malformed: wait for capacity then.
-      const malformed = result.reasons[0]?.plugin === 'request-shape';
+      const first = result.reasons[0];
+      const malformed =
+        first?.plugin === REQUEST_SHAPE ||
+        (first?.plugin === ENSEMBLE && first.reason === EnsembleReason.InvalidEnsemble);
       this.apply(jobId, {
         type: 'ScheduleFailed',
         code: result.code === 'UnschedulableAndUnresolvable' && !malformed ? 'Unschedulable' : result.code,
@@ -290,15 +370,17 @@ export class PlacementEngine {
     );
     const pricePerGpu = job.terms.maxPricePerGpuHour;
     for (const allocation of allocations) {
+      const spec = plan.allocations.find((a) => a.gang.name === allocation.name) ?? plan.allocations[0]!;
       for (const node of allocation.nodes) {
         const request: ReserveRequest = {
           reservationId: node.reservationId,
           jobId,
           gpuUuids: node.gpuUuids,
-          cpuMillicores: 0,
-          memoryBytes: 0,
-          image: null,
-          maxDurationMs: job.maxDurationSeconds * 1000,
+          // What the node's ranks need besides their GPUs.
+          cpuMillicores: node.ranks * spec.perRank.cpuMillicores,
+          memoryBytes: node.ranks * spec.perRank.memoryBytes,
+          image: spec.image,
+          maxDurationMs: spec.maxDurationMs,
           subnet: /^[a-z0-9][a-z0-9-]{0,62}$/.test(job.subnetId) ? job.subnetId : null,
           asset: job.asset,
           pricePerGpuHourMinor: pricePerGpu,

@@ -12,6 +12,11 @@ export interface SchedulerConfig {
   readonly holdMs: number;
   /** Reservation rounds before a job is unschedulable. Default 5. */
   readonly maxAttempts: number;
+  /**
+   * A job queued this long without a placement becomes `job.unschedulable` (`Unschedulable`, with
+   * the last reasons). Default 1 h.
+   */
+  readonly maxWaitMs?: number;
   /** How often a standby replica tries to take over the placer lease. Default 5 s. */
   readonly leaseRetryMs?: number;
 }
@@ -46,5 +51,6 @@ export const configFromEnv = (env: NodeJS.ProcessEnv): SchedulerConfig => {
     holdMs: positiveInt(env, 'RESERVATION_HOLD_MS', 300_000),
     maxAttempts: positiveInt(env, 'MAX_RESERVATION_ROUNDS', 5),
     leaseRetryMs: positiveInt(env, 'SCHEDULER_LEASE_RETRY_MS', 5_000),
+    maxWaitMs: positiveInt(env, 'MAX_QUEUE_WAIT_MS', 3_600_000),
   };
 };

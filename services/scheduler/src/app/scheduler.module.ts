@@ -1,10 +1,14 @@
 import {
+  catalogUpcasters,
   createRegistry,
   DeadLettersStream,
   DiscoveryStream,
   ExecutionStream,
+  GatewayStream,
   JobCancelled,
   JobFunded,
+  JobSubmitted,
+  JobSubmittedV1,
   MessageDeadLettered,
   type MessageRegistry,
   newEventId,
@@ -31,6 +35,8 @@ import {
   OutboxRelay,
   PostgresEventStore,
 } from '@gpunet/eventing';
+import type { NormalizedSpec } from '@gpunet/ensemble-spec';
+import type { Tx } from '@gpunet/eventing';
 import type { Registry } from '@gpunet/telemetry';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { Client } from 'pg';
@@ -54,11 +60,32 @@ export interface SchedulerModuleOptions {
 
 /** Every message the scheduler reads or writes. */
 export const schedulerRegistry = (): MessageRegistry =>
-  createRegistry([MessageDeadLettered, JobFunded, JobCancelled, ...providerCatalog, ...schedulerMessages]);
+  createRegistry(
+    [
+      MessageDeadLettered,
+      JobSubmittedV1,
+      JobSubmitted,
+      JobFunded,
+      JobCancelled,
+      ...providerCatalog,
+      ...schedulerMessages,
+    ],
+    catalogUpcasters,
+  );
 
 export const JOBS_CONSUMER = 'scheduler-funded-jobs';
+export const SPECS_CONSUMER = 'scheduler-submitted-jobs';
 export const CAPACITY_CONSUMER = 'scheduler-capacity';
 export const CANCELLATIONS_CONSUMER = 'scheduler-cancellations';
+
+type FundedJob = PayloadOf<typeof JobFunded>;
+
+/**
+ * `job.funded` and `job.submitted` of one job arrive on two consumers, in either order: each
+ * handler takes this per-job lock first, so the second to commit always sees the first's row.
+ */
+const lockJob = (tx: Tx, jobId: string): Promise<unknown> =>
+  tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`gpunet-scheduler-job:${tx.schema}:${jobId}`]);
 
 const systemSchedulerClock: SchedulerClock = {
   now: () => systemClock.now(),
@@ -106,7 +133,14 @@ export class SchedulerRuntime {
       nats = await connectNats({ servers: config.natsUrl, name: 'scheduler' });
       await ensureStreams(
         nats.jsm,
-        [DeadLettersStream, SettlementStream, DiscoveryStream, ExecutionStream, SchedulerStream],
+        [
+          DeadLettersStream,
+          GatewayStream,
+          SettlementStream,
+          DiscoveryStream,
+          ExecutionStream,
+          SchedulerStream,
+        ],
         config.prefix,
       );
     } catch (error) {
@@ -122,6 +156,7 @@ export class SchedulerRuntime {
       reservationDeadlineMs: config.reservationDeadlineMs,
       holdMs: config.holdMs,
       maxAttempts: config.maxAttempts,
+      ...(config.maxWaitMs === undefined ? {} : { maxWaitMs: config.maxWaitMs }),
       onError,
     });
     const common = { registry, db, ...nats, prefix: config.prefix, metrics: pipeline, onError };
@@ -132,12 +167,47 @@ export class SchedulerRuntime {
         stream: SettlementStream,
         messages: [JobFunded],
         handle: async (envelope, { tx }) => {
-          const job = envelope.data as PayloadOf<typeof JobFunded>;
+          const job = envelope.data as FundedJob;
+          await lockJob(tx, job.jobId);
           await tx.execute(
-            `INSERT INTO "${tx.schema}".open_jobs (job_id, funded) VALUES ($1, $2) ON CONFLICT (job_id) DO NOTHING`,
-            [job.jobId, JSON.stringify(job)],
+            `INSERT INTO "${tx.schema}".open_jobs (job_id, funded, queued_since) VALUES ($1, $2, $3)
+             ON CONFLICT (job_id) DO NOTHING`,
+            [job.jobId, JSON.stringify(job), clock.now().toISOString()],
           );
-          tx.onCommit(() => engine.submit(job));
+          const known = await tx.query<{ spec: NormalizedSpec | null }>(
+            `SELECT spec FROM "${tx.schema}".job_specs WHERE job_id = $1`,
+            [job.jobId],
+          );
+          const row = known[0];
+          if (row) tx.onCommit(() => engine.submit(job, row.spec));
+        },
+      }),
+      new DurableConsumer({
+        ...common,
+        name: SPECS_CONSUMER,
+        stream: GatewayStream,
+        messages: [JobSubmittedV1, JobSubmitted],
+        handle: async (envelope, { tx }) => {
+          // v1 arrives upcast (spec null): such a job is placed from its terms.
+          const { jobId, spec } = envelope.data as PayloadOf<typeof JobSubmitted>;
+          await lockJob(tx, jobId);
+          await tx.execute(
+            `INSERT INTO "${tx.schema}".job_specs (job_id, spec) VALUES ($1, $2) ON CONFLICT (job_id) DO NOTHING`,
+            [jobId, spec === null ? null : JSON.stringify(spec)],
+          );
+          const funded = await tx.query<{ funded: FundedJob; queued_since: Date | null }>(
+            `SELECT funded, queued_since FROM "${tx.schema}".open_jobs WHERE job_id = $1`,
+            [jobId],
+          );
+          const row = funded[0];
+          if (row)
+            tx.onCommit(() =>
+              engine.submit(
+                row.funded,
+                spec,
+                row.queued_since === null ? undefined : new Date(row.queued_since),
+              ),
+            );
         },
       }),
       new DurableConsumer({
@@ -214,10 +284,22 @@ export class SchedulerRuntime {
       if (rows[0]?.locked === true) {
         this.active = true;
         // Jobs funded before (a restart, or the previous leader) that got no decision yet.
-        const open = await this.db.query<{ funded: PayloadOf<typeof JobFunded> }>(
-          `SELECT funded FROM "${this.config.schema}".open_jobs ORDER BY funded_at, job_id`,
+        // Only those whose spec is known too; the others wait for their `job.submitted`.
+        const open = await this.db.query<{
+          funded: FundedJob;
+          spec: NormalizedSpec | null;
+          queued_since: Date | null;
+        }>(
+          `SELECT o.funded, s.spec, o.queued_since
+             FROM "${this.config.schema}".open_jobs o JOIN "${this.config.schema}".job_specs s USING (job_id)
+            ORDER BY o.funded_at, o.job_id`,
         );
-        for (const row of open) this.engine.submit(row.funded);
+        for (const row of open)
+          this.engine.submit(
+            row.funded,
+            row.spec,
+            row.queued_since === null ? undefined : new Date(row.queued_since),
+          );
         this.engine.setActive(true);
         await this.eventing.onApplicationBootstrap();
         return;

@@ -7,6 +7,8 @@ import type { Decider, DomainEvent, PlacedAllocation } from '@gpunet/contracts';
  *     ▲                         │ one declines (excluded next round) / deadline passes
  *     └──────RoundAborted───────┘   (non-answerers excluded): release every reservation, requeue
  *   queued ──ScheduleFailed(unresolvable | error | attempts exhausted)──▶ unschedulable
+ *   queued / waiting ──MaxWaitPassed──▶ unschedulable (Unschedulable, the last reasons); while
+ *     reserving the round finishes first: placed, or unschedulable instead of requeued
  *   any but placed/unschedulable/cancelled ──Cancel──▶ cancelled (release everything held)
  *
  * Releases are listed in the events; the app sends `ReleaseOnEdge` for each (the edge treats an
@@ -74,7 +76,9 @@ export type JobPlacementEvent =
         at: string;
       }
     >
-  | DomainEvent<'WaitingForCapacity', { message: string; at: string }>
+  | DomainEvent<'WaitingForCapacity', { message: string; reasons: readonly CoreReason[]; at: string }>
+  /** The maximum wait passed during a reservation round: the round decides, no requeue after it. */
+  | DomainEvent<'WaitExpired', { at: string }>
   | DomainEvent<'Cancelled', { release: readonly ReservationTarget[]; at: string }>
   | DomainEvent<'LateReservationReleased', { roundId: string; release: ReservationTarget }>;
 
@@ -105,6 +109,8 @@ export type JobPlacementCommand =
       at: string;
     }
   | { type: 'DeadlinePassed'; roundId: string; at: string }
+  /** The job has been queued for `maxWaitMs` without a placement. */
+  | { type: 'MaxWaitPassed'; maxWaitMs: number; at: string }
   | { type: 'Cancel'; at: string };
 
 export type JobStatus = 'new' | 'queued' | 'waiting' | 'reserving' | 'placed' | 'unschedulable' | 'cancelled';
@@ -130,6 +136,10 @@ export interface JobPlacementState {
   readonly excluded: readonly string[];
   /** Every reservation any round of this job asked for, to release late accepts. */
   readonly reservations: readonly ReservationTarget[];
+  /** Why the job last failed to place (the core's sentence or a round's outcome), for max wait. */
+  readonly lastReason: { readonly message: string; readonly reasons: readonly CoreReason[] } | null;
+  /** The maximum wait passed while reserving: an aborted round ends the job instead of requeueing. */
+  readonly waitExpired: boolean;
 }
 
 export class JobPlacementError extends Error {
@@ -151,6 +161,8 @@ export const initialJobPlacementState: JobPlacementState = {
   abortedRounds: [],
   excluded: [],
   reservations: [],
+  lastReason: null,
+  waitExpired: false,
 };
 
 /** Every reservation of a set of allocations, one per node, in order. */
@@ -216,7 +228,12 @@ export const jobPlacementDecider = (
         if (command.code === 'Unschedulable') {
           return state.status === 'waiting'
             ? []
-            : [{ type: 'WaitingForCapacity', data: { message: command.message, at: command.at } }];
+            : [
+                {
+                  type: 'WaitingForCapacity',
+                  data: { message: command.message, reasons: command.reasons, at: command.at },
+                },
+              ];
         }
         return [
           {
@@ -283,6 +300,23 @@ export const jobPlacementDecider = (
         const reason = `no answer before the deadline from ${silent.join(', ')}`;
         return abort(state, round, 'timeout', silent, reason, command.at);
       }
+      case 'MaxWaitPassed': {
+        if (state.status === 'reserving')
+          return state.waitExpired ? [] : [{ type: 'WaitExpired', data: { at: command.at } }];
+        if (state.status !== 'queued' && state.status !== 'waiting') return [];
+        return [
+          {
+            type: 'Unschedulable',
+            data: {
+              code: 'Unschedulable',
+              allocation: null,
+              message: `queued longer than the maximum wait of ${waitInWords(command.maxWaitMs)}; last: ${state.lastReason?.message ?? 'no placement was tried'}`,
+              reasons: state.lastReason?.reasons ?? [],
+              at: command.at,
+            },
+          },
+        ];
+      }
       case 'Cancel': {
         if (TERMINAL.includes(state.status) && state.status !== 'placed') return [];
         if (state.status === 'new')
@@ -315,6 +349,21 @@ export const jobPlacementDecider = (
         at,
       },
     };
+    if (state.waitExpired) {
+      return [
+        aborted,
+        {
+          type: 'Unschedulable',
+          data: {
+            code: 'Unschedulable',
+            allocation: null,
+            message: `queued longer than the maximum wait; the last reservation round failed: ${reason}`,
+            reasons: state.lastReason?.reasons ?? [],
+            at,
+          },
+        },
+      ];
+    }
     if (state.attempt >= maxAttempts) {
       return [
         aborted,
@@ -379,6 +428,7 @@ export const jobPlacementDecider = (
           status: 'queued',
           abortedRounds: [...state.abortedRounds, event.data.roundId],
           excluded: [...new Set([...state.excluded, ...event.data.exclude])],
+          lastReason: { message: event.data.reason, reasons: [] },
           // The aborted round is kept so that late answers can be matched to providers.
         };
       case 'Placed':
@@ -386,7 +436,13 @@ export const jobPlacementDecider = (
       case 'Unschedulable':
         return { ...state, status: 'unschedulable' };
       case 'WaitingForCapacity':
-        return { ...state, status: 'waiting' };
+        return {
+          ...state,
+          status: 'waiting',
+          lastReason: { message: event.data.message, reasons: event.data.reasons },
+        };
+      case 'WaitExpired':
+        return { ...state, waitExpired: true };
       case 'Cancelled':
         return {
           ...state,
@@ -406,3 +462,7 @@ export const jobPlacementDecider = (
 /** The provider of a reservation of any round of this job. */
 const providerOf = (state: JobPlacementState, reservationId: string): string =>
   state.reservations.find((t) => t.reservationId === reservationId)?.providerId ?? 'unknown';
+
+/** `3600000` → `1 h`, `90000` → `90 s`: the wait as people read it. */
+const waitInWords = (ms: number): string =>
+  ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`;

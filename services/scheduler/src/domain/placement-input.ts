@@ -70,13 +70,22 @@ export const snapshotInput = (
   /** GPUs held by rounds in flight (GPU uuid → job id), which discovery may still offer. */
   held: ReadonlyMap<string, string> = new Map(),
   jobId = '',
+  /** Most free GPUs a provider may give this job (its CPU/memory fit only so many ranks); default all. */
+  gpuCap: (c: CandidateProvider) => number = () => Infinity,
 ): ClusterSnapshotInput => {
   const labels = gpuClasses.map(classLabel);
   const labelOf = (reported: string): string => {
     const words = ` ${modelWords(reported)} `;
     return labels.find((l) => words.includes(` ${l} `)) ?? modelWords(reported);
   };
-  const providers = candidates.map((c): ProviderInput => {
+  const heldByOther = (uuid: string): boolean => held.has(uuid) && held.get(uuid) !== jobId;
+  const providers = candidates.map((input): ProviderInput => {
+    const cap = gpuCap(input);
+    let free = 0;
+    const c = {
+      ...input,
+      gpus: input.gpus.filter((g) => heldByOther(g.uuid) || free++ < cap),
+    };
     const prices: Record<string, number> = {};
     for (const g of c.gpus) {
       const label = labelOf(g.model);
@@ -99,7 +108,7 @@ export const snapshotInput = (
         rocmVersion: g.rocmVersion,
         tflops: {},
         tflopsMeasured: false,
-        reservedBy: held.has(g.uuid) && held.get(g.uuid) !== jobId ? (held.get(g.uuid) ?? null) : null,
+        reservedBy: heldByOther(g.uuid) ? (held.get(g.uuid) ?? null) : null,
       })),
       intraHost: nvlink
         ? { kind: 'nvlink', bandwidthBps: DEFAULT_NETWORK.nvlinkBps, latencyUs: 2 }
@@ -157,3 +166,39 @@ export const placedAllocations = (
     pricePerHourMinor: String(Math.max(0, Math.round(a.pricePerHourMinor))),
   }));
 };
+
+/**
+ * Discovery's answers to several queries (one per allocation) as one candidate list: a provider
+ * once, with the union of the GPUs any query offered, by index.
+ */
+export const mergeCandidates = (lists: readonly (readonly CandidateProvider[])[]): CandidateProvider[] => {
+  const byId = new Map<string, CandidateProvider>();
+  for (const list of lists) {
+    for (const c of list) {
+      const seen = byId.get(c.providerId);
+      if (!seen) {
+        byId.set(c.providerId, c);
+        continue;
+      }
+      const uuids = new Set(seen.gpus.map((g) => g.uuid));
+      const gpus = [...seen.gpus, ...c.gpus.filter((g) => !uuids.has(g.uuid))].sort(
+        (a, b) => a.index - b.index,
+      );
+      byId.set(c.providerId, { ...seen, gpus });
+    }
+  }
+  return [...byId.values()];
+};
+
+/**
+ * Most free GPUs of a provider one allocation may use: whole ranks its CPU and memory can run
+ * (`cpuMillicores / perRank.cpuMillicores`, the same for memory) × GPUs per rank. Unlimited when a
+ * rank asks for no CPU or memory (a v1 job).
+ */
+export const rankCapacity =
+  (perRank: { readonly cpuMillicores: number; readonly memoryBytes: number }, gpusPerRank: number) =>
+  (c: CandidateProvider): number => {
+    const byCpu = perRank.cpuMillicores > 0 ? Math.floor(c.cpuMillicores / perRank.cpuMillicores) : Infinity;
+    const byMemory = perRank.memoryBytes > 0 ? Math.floor(c.memoryBytes / perRank.memoryBytes) : Infinity;
+    return Math.min(byCpu, byMemory) * Math.max(1, gpusPerRank);
+  };

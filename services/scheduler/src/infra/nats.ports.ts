@@ -14,7 +14,7 @@ import {
 import { askQuery, type Database, type PostgresEventStore } from '@gpunet/eventing';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { PlacementPorts, ReserveRequest } from '../app/placement.engine';
-import { candidateRequirement, type FundedJob } from '../domain/placement-input';
+import type { CandidateQuery } from '../domain/placement-plan';
 
 const TERMINAL = new Set(['job.placed', 'job.unschedulable']);
 
@@ -28,7 +28,10 @@ export const natsPorts = (deps: {
 }): PlacementPorts => {
   const { nc, prefix, store, db } = deps;
   return {
-    async findCandidates(job: FundedJob, exclude: readonly string[]): Promise<readonly CandidateProvider[]> {
+    async findCandidates(
+      query: CandidateQuery,
+      exclude: readonly string[],
+    ): Promise<readonly CandidateProvider[]> {
       const items: CandidateProvider[] = [];
       let cursor: string | null = null;
       do {
@@ -36,17 +39,7 @@ export const natsPorts = (deps: {
           nc,
           FindCandidates,
           {
-            gpu: candidateRequirement(job),
-            minGpusPerProvider: 1,
-            minCpuMillicores: 0,
-            minMemoryBytes: 0,
-            cpuArchitecture: null,
-            subnet: null,
-            image: null,
-            maxDurationMs: job.maxDurationSeconds * 1000,
-            maxPrice: { asset: job.asset, perGpuHourMinor: job.terms.maxPricePerGpuHour },
-            location: null,
-            includeSimulated: true,
+            ...query,
             excludeProviders: [...exclude].slice(0, 1000),
             at: null,
             cursor,

@@ -29,4 +29,30 @@ export class SchedulerOpenJobs1764470000000 implements MigrationInterface {
   }
 }
 
-export const schedulerMigrations = [SchedulerOpenJobs1764470000000];
+/**
+ * The spec of every submitted job (`job.submitted`; null for a v1 job), and when each open job
+ * first entered the queue on the scheduler's clock. A job is queued once it is both funded and its
+ * spec is known, in either order; `queued_since` keeps its maximum wait running across restarts.
+ */
+export class SchedulerJobSpecs1764560000000 implements MigrationInterface {
+  readonly name = 'SchedulerJobSpecs1764560000000';
+
+  async up(runner: QueryRunner): Promise<void> {
+    const s = schemaOf(runner);
+    await runner.query(`
+      CREATE TABLE "${s}".job_specs (
+        job_id       text        PRIMARY KEY,
+        spec         jsonb       NULL,
+        submitted_at timestamptz NOT NULL DEFAULT now()
+      )`);
+    await runner.query(`ALTER TABLE "${s}".open_jobs ADD COLUMN queued_since timestamptz NULL`);
+  }
+
+  async down(runner: QueryRunner): Promise<void> {
+    const s = schemaOf(runner);
+    await runner.query(`ALTER TABLE "${s}".open_jobs DROP COLUMN queued_since`);
+    await runner.query(`DROP TABLE "${s}".job_specs`);
+  }
+}
+
+export const schedulerMigrations = [SchedulerOpenJobs1764470000000, SchedulerJobSpecs1764560000000];

@@ -1,4 +1,4 @@
-import type { CandidateProvider } from '@gpunet/contracts';
+import type { CandidateProvider, JobSubmittedV1, PayloadOf } from '@gpunet/contracts';
 import type { FundedJob } from '../../src/domain/placement-input';
 
 /** A valid edge id (public user nkey shape) per letter: `edgeId('B')`. */
@@ -58,4 +58,17 @@ export const candidate = (id: string, gpus: number): CandidateProvider => ({
     priceFloorMinor: '2000000',
     directPeers: [],
   })),
+});
+
+/** The `job.submitted` v1 (terms only, no spec) of a funded job. */
+export const submittedV1 = (job: FundedJob): PayloadOf<typeof JobSubmittedV1> => ({
+  jobId: job.jobId,
+  tenantId: job.tenantId,
+  subnetId: job.subnetId,
+  asset: job.asset,
+  gpus: job.gpus,
+  gpuClasses: [...job.gpuClasses],
+  maxPricePerGpuHour: job.terms.maxPricePerGpuHour,
+  maxDurationSeconds: job.maxDurationSeconds,
+  submittedAt: job.fundedAt,
 });
