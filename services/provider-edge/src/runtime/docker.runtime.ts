@@ -1,0 +1,565 @@
+/*
+ * F10: the docker rank runtime. Each rank is one container created through the Docker Engine API
+ * (dockerode) with the sandbox of docker-sandbox.ts: no capabilities, no-new-privileges, Docker's
+ * default seccomp profile, read-only root with a tmpfs /tmp, user 65532, pids/memory/CPU limits,
+ * no network (or the job's network sandbox), exactly the reserved GPUs, and the rank's workspace as
+ * the only host path. docs/security.md says what this protects the provider from, and what not.
+ */
+import { chown, readFile } from 'node:fs/promises';
+import { constants as osConstants } from 'node:os';
+import { PassThrough, type Readable } from 'node:stream';
+import Docker from 'dockerode';
+import { imageAllowed } from '../domain/policy/reservation.check';
+import {
+  type AmdDevices,
+  JOB_BASE_IMAGE,
+  LABEL,
+  NO_AMD_DEVICES,
+  rankContainerOptions,
+  type SandboxLimits,
+  SANDBOX_UID,
+  sandboxContainerOptions,
+} from './docker-sandbox';
+import {
+  type RankExit,
+  type RankLaunch,
+  type RankRuntime,
+  RankStartError,
+  type RunningRank,
+} from './rank-runtime';
+
+export type DockerRuntimeLog = (
+  level: 'debug' | 'info' | 'warn' | 'error',
+  message: string,
+  fields?: Record<string, unknown>,
+) => void;
+
+export interface DockerRuntimeOptions {
+  /** The edge's id: every container carries it (`org.gpunet.edge-id`) so `reapOrphans` finds them. */
+  readonly edgeId: string;
+  /** Default: `new Docker()` (honours `DOCKER_HOST`, else /var/run/docker.sock). */
+  readonly docker?: Docker;
+  /** The provider's image allow-list (policy `images.allow`: prefixes, or `*`). */
+  readonly allowedImages: readonly string[];
+  readonly limits: SandboxLimits;
+  /** AMD device files of this host (`readAmdDevices(inventory)`); default none. */
+  readonly amd?: AmdDevices;
+  /** Pull an allowed image that is not present. Default true; offline hosts fail fast either way. */
+  readonly pull?: boolean;
+  /** Longest a pull may take. Default 15 min. */
+  readonly pullTimeoutMs?: number;
+  /** Image of the per-job network sandbox. Default `gpunet/job-base:torch-cpu`. */
+  readonly sandboxImage?: string;
+  /** How often a running rank's pids cgroup is read for limit hits. Default 1 000 ms. */
+  readonly pidsPollMs?: number;
+  /** Where cgroups are mounted. Default /sys/fs/cgroup. */
+  readonly cgroupRoot?: string;
+  readonly log?: DockerRuntimeLog;
+}
+
+/** The image a rank runs, as resolved on this host and recorded on its container. */
+export interface ResolvedImage {
+  /** As the spec named it (`gpunet/job-base:torch-cpu`). */
+  readonly ref: string;
+  /** Content id (`sha256:…`): the container is created from this, so a moved tag changes nothing. */
+  readonly id: string;
+  /** `name@sha256:…` from a registry, when the image came from one; null for local builds. */
+  readonly digest: string | null;
+}
+
+/** A running rank container; `image` records exactly what runs. */
+export interface DockerRunningRank extends RunningRank {
+  readonly image: ResolvedImage;
+  /** How often the rank's fork/clone failed on its pids limit so far (reads the cgroup now). */
+  pidsLimitHits(): Promise<number>;
+}
+
+/** A job's network sandbox: the overlay attaches to `pid`'s network namespace. */
+export interface JobSandbox {
+  readonly id: string;
+  readonly pid: number;
+}
+
+const MAX_LINE = 64 * 1024;
+const MAX_BUFFERED_LINES = 2_000;
+
+const statusOf = (error: unknown): number | undefined =>
+  typeof error === 'object' && error !== null && 'statusCode' in error
+    ? (error as { statusCode?: number }).statusCode
+    : undefined;
+
+/** The engine's own message (`{"message": …}`), not dockerode's wrapping of it. */
+const messageOf = (error: unknown): string => {
+  if (typeof error === 'object' && error !== null && 'json' in error) {
+    const json = (error as { json?: unknown }).json;
+    if (typeof json === 'object' && json !== null && 'message' in json) return String(json.message);
+  }
+  return error instanceof Error ? error.message : String(error);
+};
+
+const SIGNAL_NAMES = new Map<number, string>(
+  Object.entries(osConstants.signals).map(([name, num]) => [num, name]),
+);
+
+/** Splits a byte stream into lines (a line longer than 64 KiB is cut), flushing the rest at the end. */
+const lines = (stream: Readable, emit: (line: string) => void): Promise<void> =>
+  new Promise((resolve) => {
+    let pending = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      pending += chunk;
+      let nl: number;
+      while ((nl = pending.indexOf('\n')) >= 0) {
+        emit(pending.slice(0, nl).replace(/\r$/, ''));
+        pending = pending.slice(nl + 1);
+      }
+      while (pending.length > MAX_LINE) {
+        emit(pending.slice(0, MAX_LINE));
+        pending = pending.slice(MAX_LINE);
+      }
+    });
+    const done = () => {
+      if (pending !== '') emit(pending);
+      pending = '';
+      resolve();
+    };
+    stream.on('end', done);
+    stream.on('close', done);
+    stream.on('error', done);
+  });
+
+export class DockerRuntime implements RankRuntime {
+  readonly kind = 'docker' as const;
+  private readonly docker: Docker;
+  private readonly log: DockerRuntimeLog;
+  private readonly sandboxes = new Map<string, Promise<JobSandbox>>();
+
+  constructor(private readonly options: DockerRuntimeOptions) {
+    this.docker = options.docker ?? new Docker();
+    this.log = options.log ?? (() => undefined);
+  }
+
+  async unavailable(): Promise<string | null> {
+    try {
+      await this.docker.ping();
+      return null;
+    } catch (e) {
+      return `the Docker engine does not answer: ${messageOf(e)}`;
+    }
+  }
+
+  /**
+   * Checks `ref` against the provider's allow-list, then finds it locally or pulls it. The result
+   * pins the content id; the registry digest, when there is one, is recorded too.
+   */
+  async resolveImage(ref: string): Promise<ResolvedImage> {
+    if (!/^[a-zA-Z0-9][a-zA-Z0-9._/:@-]{0,254}$/.test(ref))
+      throw new RankStartError(
+        `image: ${JSON.stringify(ref.slice(0, 80))} is not an image reference`,
+        'image',
+      );
+    if (!imageAllowed(this.options.allowedImages, ref))
+      throw new RankStartError(
+        `image: ${ref} matches none of the provider's allowed images (${this.options.allowedImages.join(', ')})`,
+        'image',
+      );
+    let info = await this.inspectImage(ref);
+    if (info === null) {
+      if (this.options.pull === false)
+        throw new RankStartError(`image: ${ref} is not present on this host, and pulling is off`, 'image');
+      try {
+        await this.pull(ref);
+      } catch (e) {
+        throw new RankStartError(
+          `image: ${ref} is not present on this host and could not be pulled: ${messageOf(e)}`,
+          'image',
+        );
+      }
+      info = await this.inspectImage(ref);
+      if (info === null) throw new RankStartError(`image: ${ref} was pulled but cannot be found`, 'image');
+    }
+    const name = ref.split('@')[0]!.replace(/:[^/:]+$/, '');
+    const digest =
+      info.RepoDigests.find((d) => d.startsWith(`${name}@`)) ??
+      (ref.includes('@') ? ref : null) ??
+      info.RepoDigests[0] ??
+      null;
+    return { ref, id: info.Id, digest };
+  }
+
+  private async inspectImage(ref: string): Promise<Docker.ImageInspectInfo | null> {
+    try {
+      return await this.docker.getImage(ref).inspect();
+    } catch (e) {
+      if (statusOf(e) === 404) return null;
+      throw new RankStartError(`image: cannot inspect ${ref}: ${messageOf(e)}`, 'image');
+    }
+  }
+
+  private async pull(ref: string): Promise<void> {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), this.options.pullTimeoutMs ?? 15 * 60_000);
+    try {
+      const stream = (await this.docker.pull(ref, { abortSignal: abort.signal })) as Readable;
+      await new Promise<void>((resolve, reject) => {
+        this.docker.modem.followProgress(stream, (err: Error | null, events: { error?: string }[]) => {
+          const failed = events?.find((e) => e.error !== undefined);
+          if (err) reject(err);
+          else if (failed) reject(new Error(failed.error));
+          else resolve();
+        });
+      });
+      this.log('info', 'image pulled', { image: ref });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async start(launch: RankLaunch): Promise<DockerRunningRank> {
+    if (launch.image === null) throw new RankStartError('image: the docker runtime needs an image', 'image');
+    const image = await this.resolveImage(launch.image);
+    let network: { mode: 'none' } | { mode: 'container'; id: string } = { mode: 'none' };
+    if (launch.netns !== null) {
+      const sandbox = await this.existingSandbox(launch.jobId);
+      if (sandbox === null)
+        throw new RankStartError(
+          `netns: job ${launch.jobId} has no network sandbox on this host; create it (jobSandbox) and attach the overlay first`,
+          'netns',
+        );
+      network = { mode: 'container', id: sandbox.id };
+    }
+    const create = rankContainerOptions({
+      edgeId: this.options.edgeId,
+      launch,
+      image,
+      network,
+      limits: this.options.limits,
+      amd: this.options.amd ?? NO_AMD_DEVICES,
+    });
+    // The workspace belongs to the rank's user (the agent created it as the edge's).
+    if (process.getuid?.() === 0)
+      await chown(launch.workspace, SANDBOX_UID, SANDBOX_UID).catch(() => undefined);
+    let container: Docker.Container;
+    try {
+      container = await this.docker.createContainer(create);
+    } catch (e) {
+      throw new RankStartError(`cannot create the container: ${messageOf(e)}`, null);
+    }
+    try {
+      // Attached before start, so the first line is not lost.
+      const stream = await container.attach({ stream: true, stdout: true, stderr: true });
+      const rank = new ContainerRank(container, image, stream, this.docker, this.options, this.log);
+      await container.start();
+      await rank.started();
+      this.log('info', 'rank container started', {
+        jobId: launch.jobId,
+        rank: launch.rank,
+        attempt: launch.attempt,
+        container: container.id,
+        image: image.ref,
+        imageId: image.id,
+        imageDigest: image.digest,
+      });
+      return rank;
+    } catch (e) {
+      await container.remove({ force: true }).catch(() => undefined);
+      if (e instanceof RankStartError) throw e;
+      throw new RankStartError(`cannot start the container: ${messageOf(e)}`, null);
+    }
+  }
+
+  /**
+   * The job's network sandbox on this host, created on first call (idempotent): a container with no
+   * network whose namespace the job's overlay interface is moved into (`JobOverlay.attach({ rankNetns:
+   * { pid } })`). Ranks of the job started with a non-null `netns` join it.
+   */
+  jobSandbox(jobId: string): Promise<JobSandbox> {
+    let sandbox = this.sandboxes.get(jobId);
+    if (sandbox === undefined) {
+      sandbox = this.createSandbox(jobId);
+      this.sandboxes.set(jobId, sandbox);
+      sandbox.catch(() => this.sandboxes.delete(jobId));
+    }
+    return sandbox;
+  }
+
+  private async existingSandbox(jobId: string): Promise<JobSandbox | null> {
+    const known = this.sandboxes.get(jobId);
+    if (known !== undefined) return known.catch(() => null);
+    return null;
+  }
+
+  private async createSandbox(jobId: string): Promise<JobSandbox> {
+    const image = this.options.sandboxImage ?? JOB_BASE_IMAGE;
+    if ((await this.inspectImage(image)) === null)
+      throw new RankStartError(
+        `netns: the network sandbox image ${image} is not present (deploy/images/ensure-docker.sh builds it)`,
+        'netns',
+      );
+    const create = sandboxContainerOptions({ edgeId: this.options.edgeId, jobId, image });
+    let container: Docker.Container;
+    try {
+      container = await this.docker.createContainer(create);
+    } catch (e) {
+      if (statusOf(e) !== 409)
+        throw new RankStartError(`netns: cannot create the network sandbox: ${messageOf(e)}`, 'netns');
+      // Left by an earlier run of this edge: replace it, its namespace has no overlay any more.
+      await this.docker.getContainer(create.name!).remove({ force: true });
+      container = await this.docker.createContainer(create);
+    }
+    try {
+      await container.start();
+      const info = await container.inspect();
+      if (!info.State.Running || info.State.Pid <= 0) throw new Error(`not running (${info.State.Status})`);
+      this.log('info', 'job network sandbox started', {
+        jobId,
+        container: container.id,
+        pid: info.State.Pid,
+      });
+      return { id: container.id, pid: info.State.Pid };
+    } catch (e) {
+      await container.remove({ force: true }).catch(() => undefined);
+      throw new RankStartError(`netns: cannot start the network sandbox: ${messageOf(e)}`, 'netns');
+    }
+  }
+
+  /** Removes the job's network sandbox (after its ranks); idempotent. */
+  async removeJobSandbox(jobId: string): Promise<void> {
+    this.sandboxes.delete(jobId);
+    const containers = await this.docker.listContainers({
+      all: true,
+      filters: {
+        label: [
+          `${LABEL.managed}=true`,
+          `${LABEL.edgeId}=${this.options.edgeId}`,
+          `${LABEL.role}=sandbox`,
+          `${LABEL.jobId}=${jobId}`,
+        ],
+      },
+    });
+    await Promise.all(
+      containers.map((c) =>
+        this.docker
+          .getContainer(c.Id)
+          .remove({ force: true })
+          .catch((e: unknown) => {
+            if (statusOf(e) !== 404) throw e;
+          }),
+      ),
+    );
+  }
+
+  async reapOrphans(edgeId: string): Promise<number> {
+    const containers = await this.docker.listContainers({
+      all: true,
+      filters: { label: [`${LABEL.managed}=true`, `${LABEL.edgeId}=${edgeId}`] },
+    });
+    let reaped = 0;
+    for (const c of containers) {
+      try {
+        await this.docker.getContainer(c.Id).remove({ force: true });
+        reaped += 1;
+        this.log('warn', 'removed a container left by an earlier run of the edge', {
+          container: c.Id,
+          role: c.Labels[LABEL.role],
+          jobId: c.Labels[LABEL.jobId],
+          rank: c.Labels[LABEL.rank],
+        });
+      } catch (e) {
+        if (statusOf(e) !== 404) throw e;
+      }
+    }
+    if (edgeId === this.options.edgeId) this.sandboxes.clear();
+    return reaped;
+  }
+}
+
+class ContainerRank implements DockerRunningRank {
+  readonly id: string;
+  readonly exited: Promise<RankExit>;
+  private readonly listeners: ((stream: 'stdout' | 'stderr', line: string) => void)[] = [];
+  private buffered: ['stdout' | 'stderr', string][] = [];
+  private stopRequested = false;
+  private stopping: Promise<RankExit> | undefined;
+  private pidsFile: string | null = null;
+  private pidsHits = 0;
+  private poller: NodeJS.Timeout | undefined;
+  private readonly output: Promise<void>;
+  private resolveStarted!: () => void;
+  private readonly startedSignal = new Promise<void>((r) => (this.resolveStarted = r));
+
+  constructor(
+    private readonly container: Docker.Container,
+    readonly image: ResolvedImage,
+    stream: NodeJS.ReadWriteStream,
+    private readonly docker: Docker,
+    private readonly options: DockerRuntimeOptions,
+    private readonly log: DockerRuntimeLog,
+  ) {
+    this.id = container.id;
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    docker.modem.demuxStream(stream, stdout, stderr);
+    stream.on('end', () => {
+      stdout.end();
+      stderr.end();
+    });
+    stream.on('error', () => {
+      stdout.end();
+      stderr.end();
+    });
+    this.output = Promise.all([
+      lines(stdout, (l) => this.emit('stdout', l)),
+      lines(stderr, (l) => this.emit('stderr', l)),
+    ]).then(() => undefined);
+    this.exited = this.watch();
+    // Never an unhandled rejection: watch() does not reject, but be explicit.
+    this.exited.catch(() => undefined);
+  }
+
+  /** Resolves once the container runs (its cgroup exists). */
+  async started(): Promise<void> {
+    try {
+      const info = await this.container.inspect();
+      if (info.State.Pid > 0) this.pidsFile = await pidsEventsFile(info.State.Pid, this.options.cgroupRoot);
+    } catch {
+      this.pidsFile = null;
+    }
+    this.resolveStarted();
+    if (this.pidsFile !== null) {
+      this.poller = setInterval(() => void this.pidsLimitHits(), this.options.pidsPollMs ?? 1_000);
+      this.poller.unref();
+    }
+  }
+
+  onOutput(listener: (stream: 'stdout' | 'stderr', line: string) => void): void {
+    this.listeners.push(listener);
+    const early = this.buffered;
+    this.buffered = [];
+    for (const [s, l] of early) listener(s, l);
+  }
+
+  private emit(stream: 'stdout' | 'stderr', line: string): void {
+    if (this.listeners.length === 0) {
+      // Lines that came before anyone listened (between start and onOutput) are kept, up to a bound.
+      if (this.buffered.length < MAX_BUFFERED_LINES) this.buffered.push([stream, line]);
+      return;
+    }
+    for (const l of this.listeners) {
+      try {
+        l(stream, line);
+      } catch {
+        // A listener's fault must not stop the output of the rank.
+      }
+    }
+  }
+
+  async pidsLimitHits(): Promise<number> {
+    if (this.pidsFile === null) return this.pidsHits;
+    try {
+      const text = await readFile(this.pidsFile, 'utf8');
+      const m = /^max\s+([0-9]+)/m.exec(text);
+      // The cgroup goes with the container: keep the highest count seen.
+      if (m) this.pidsHits = Math.max(this.pidsHits, Number(m[1]));
+    } catch {
+      // Gone with the container.
+    }
+    return this.pidsHits;
+  }
+
+  private async watch(): Promise<RankExit> {
+    let statusCode: number | null = null;
+    try {
+      const result = (await this.container.wait()) as { StatusCode?: number };
+      statusCode = typeof result.StatusCode === 'number' ? result.StatusCode : null;
+    } catch (e) {
+      this.log('warn', 'waiting on a rank container failed', { container: this.id, error: messageOf(e) });
+    }
+    await this.startedSignal;
+    if (this.poller !== undefined) clearInterval(this.poller);
+    let oomKilled = false;
+    try {
+      const info = await this.container.inspect();
+      oomKilled = info.State.OOMKilled;
+      if (statusCode === null) statusCode = info.State.ExitCode;
+    } catch {
+      // Removed by someone else; the wait result stands.
+    }
+    // The attach stream ends with the container; do not hang on a stream the engine never closes.
+    await Promise.race([this.output, new Promise((r) => setTimeout(r, 5_000).unref())]);
+    await this.container.remove({ force: true }).catch((e: unknown) => {
+      if (statusOf(e) !== 404)
+        this.log('warn', 'could not remove a rank container', { container: this.id, error: messageOf(e) });
+    });
+    // tini (PID 1) exits 128+n when the rank died of signal n.
+    const signal =
+      statusCode !== null && statusCode > 128 && statusCode < 128 + 65
+        ? (SIGNAL_NAMES.get(statusCode - 128) ?? null)
+        : null;
+    const reason = oomKilled
+      ? 'oom'
+      : this.stopRequested
+        ? 'stopped'
+        : statusCode !== 0 && this.pidsHits > 0
+          ? 'pids-limit'
+          : null;
+    return { exitCode: statusCode, signal, reason };
+  }
+
+  stop(graceMs: number): Promise<RankExit> {
+    this.stopping ??= (async () => {
+      this.stopRequested = true;
+      await this.signal('SIGTERM');
+      const timer = setTimeout(() => void this.signal('SIGKILL'), Math.max(0, graceMs));
+      try {
+        return await this.exited;
+      } finally {
+        clearTimeout(timer);
+      }
+    })();
+    return this.stopping;
+  }
+
+  private async signal(signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
+    try {
+      await this.container.kill({ signal });
+    } catch (e) {
+      // 404/409: already exited or removed — stopping is idempotent.
+      const status = statusOf(e);
+      if (status !== 404 && status !== 409)
+        this.log('warn', `could not send ${signal} to a rank container`, {
+          container: this.id,
+          error: messageOf(e),
+        });
+    }
+  }
+}
+
+/**
+ * The `pids.events` file of the cgroup `pid` lives in (cgroup v1: the `pids` hierarchy; v2: the
+ * unified one); null when it cannot be found (another cgroup layout, no permission).
+ */
+const pidsEventsFile = async (pid: number, root = '/sys/fs/cgroup'): Promise<string | null> => {
+  try {
+    const text = await readFile(`/proc/${pid}/cgroup`, 'utf8');
+    for (const line of text.split('\n')) {
+      const [, controllers, path] = line.split(':', 3) as [string, string | undefined, string | undefined];
+      if (path === undefined || controllers === undefined) continue;
+      const file = controllers.split(',').includes('pids')
+        ? `${root}/pids${path}/pids.events`
+        : controllers === '' && line.startsWith('0::')
+          ? `${root}${path}/pids.events`
+          : null;
+      if (file === null) continue;
+      try {
+        await readFile(file, 'utf8');
+        return file;
+      } catch {
+        // Try the next line (a v1 host may list a unified 0:: entry too).
+      }
+    }
+  } catch {
+    // The process is gone already.
+  }
+  return null;
+};
