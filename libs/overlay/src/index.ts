@@ -118,3 +118,48 @@ export { AgentCallError, OverlayAgentClient, type AgentTransport } from './agent
 export type { AgentAttachResult, AgentMethods, AgentStatus } from './agent/agent-protocol';
 /** Path of the overlay agent's entry point (run it with tsx inside a host's namespace). */
 export const OVERLAY_AGENT_MAIN = 'libs/overlay/src/agent/main.ts';
+export {
+  failed as failedOverlayReply,
+  type OverlayCommandKind,
+  type OverlayDetachReply,
+  OverlayDetachReplySchema,
+  type OverlayReplyOf,
+  type Unanswered,
+} from './command-plane/replies';
+export {
+  type AttachOverlayCommand,
+  type ConnectOverlayPeersCommand,
+  type DetachOverlayCommand,
+  type EdgeAttachSettings,
+  EdgeOverlayAgent,
+  type EdgeOverlayAgentOptions,
+  rankNetnsName,
+} from './edge/edge-overlay-agent';
+export {
+  type AttachedOverlay,
+  type EdgeOverlayRuntime,
+  findExecutable,
+  hostOverlayRuntime,
+  type HostOverlayRuntimeOptions,
+} from './edge/overlay-runtime';
+export {
+  type EdgeOverlayTransport,
+  natsEdgeOverlayTransport,
+  type NatsEdgeOverlayTransportOptions,
+} from './control/edge-overlay-transport';
+export {
+  type EdgeOverlayFailure,
+  InvalidOverlayRequestError,
+  JobOverlayCoordinator,
+  type JobOverlayCoordinatorOptions,
+  OVERLAY_INTERFACE,
+  type OverlayHostRef,
+  OverlayPrepareError,
+  type OverlayRelayInput,
+  type OverlayStage,
+  type PreparedOverlay,
+  type PrepareOverlayRequest,
+  type TeardownResult,
+} from './control/job-overlay-coordinator';
+/** Path of the edge overlay agent's runner (NATS + `EdgeOverlayAgent`; the namespace tests run one per host). */
+export const EDGE_OVERLAY_AGENT_MAIN = 'libs/overlay/src/agent/edge-agent-main.ts';
