@@ -36,15 +36,21 @@ import {
 } from '@gpunet/edge-bench';
 import type { Msg, Subscription } from '@nats-io/nats-core';
 import { createHash } from 'node:crypto';
+import { dirname, join } from 'node:path';
 import { backoffMs } from '../domain/backoff';
 import { type Policy, parsePolicy } from '../domain/policy/policy';
 import { activeReservations, checkReservation, type EdgeSnapshot } from '../domain/policy/reservation.check';
 import { resolveSharedGpus, summarizePolicy } from '../domain/policy/shared-gpus';
+import { reservationsInUseUntil } from '../domain/ranks/in-use';
 import type { Detection } from '../infra/detect/detector';
 import type { EdgeIdentity } from '../infra/identity.store';
 import { type EdgeLogger, silentLogger } from '../infra/logger';
 import { connectEdge, type EdgeLink } from '../infra/nats.link';
 import type { EdgeState, StateStore } from '../infra/state.store';
+import { ProcessRuntime } from '../runtime/process.runtime';
+import type { RankRuntime } from '../runtime/rank-runtime';
+import type { LogBatching } from './log-shipper';
+import { RankAgent, type RankAgentOptions } from './rank-agent';
 
 export const AGENT_VERSION = '0.1.0';
 
@@ -78,6 +84,25 @@ export interface EdgeAgentOptions {
   readonly random?: () => number;
   /** The benchmark agent (F4): answers `cmd.edge.{edgeId}.benchmark.v1` / `…probe-links.v1`. Default enabled. */
   readonly benchmarks?: EdgeBenchmarkOptions;
+  /** The rank agent (F6): answers `cmd.edge.{edgeId}.start-rank.v1` / `…stop-ranks.v1`. Default enabled. */
+  readonly ranks?: EdgeRankOptions;
+}
+
+export interface EdgeRankOptions {
+  /** Default true. */
+  readonly enabled?: boolean;
+  /**
+   * The runtimes ranks may ask for. Default: the process runtime (development and CI), with its pid
+   * records under `dataDir/ranks`.
+   */
+  readonly runtimes?: readonly RankRuntime[];
+  /** Workspaces and the process runtime's records live here. Default: the state file's directory. */
+  readonly dataDir?: string;
+  readonly logBatching?: LogBatching;
+  /** SIGTERM→SIGKILL grace when the edge stops ranks itself (max duration, shutdown). Default 10 s. */
+  readonly stopGraceMs?: number;
+  /** The network namespace of a job's overlay; absent: starts naming an overlay are refused. */
+  readonly netnsOf?: RankAgentOptions['netnsOf'];
 }
 
 export interface EdgeBenchmarkOptions {
@@ -140,6 +165,8 @@ export class EdgeAgent {
   private readonly prefix: string;
   private link: EdgeLink | undefined;
   private benchmarkAgent: EdgeBenchmarkAgent | undefined;
+  private rankAgent: RankAgent | undefined;
+  private connected = true;
   private subscriptions: Subscription[] = [];
   private timers: NodeJS.Timeout[] = [];
   private state!: EdgeState;
@@ -189,6 +216,16 @@ export class EdgeAgent {
     return this.state.reservations;
   }
 
+  /** The ranks this edge started (running and exited), as the state file has them. */
+  get ranks(): EdgeState['ranks'] {
+    return this.state.ranks;
+  }
+
+  /** Rank statuses not yet acknowledged by JetStream. */
+  get pendingRankStatuses(): number {
+    return this.rankAgent?.pendingStatuses ?? 0;
+  }
+
   /** Validates the policy against the detected hardware, connects, registers and starts the timers. */
   async start(): Promise<void> {
     this.detection = await this.options.detect();
@@ -201,7 +238,7 @@ export class EdgeAgent {
     this.sharedUuids = shared.uuids;
     this.summary = summarizePolicy(this.policy, this.sharedUuids, this.detection.host);
     this.state = await this.options.store.load(this.edgeId);
-    this.state = { ...this.state, reservations: activeReservations(this.state.reservations, this.nowMs()) };
+    this.state = { ...this.state, reservations: this.active() };
 
     this.link = await connectEdge({
       servers: this.options.nats.servers,
@@ -211,12 +248,16 @@ export class EdgeAgent {
       onStatus: (s) => {
         if (s.type === 'reconnect') {
           this.log('info', 'reconnected to NATS');
+          this.connected = true;
           // Retry queued reports now, with a fresh backoff: the outage that grew it is over.
           this.failures = 0;
           clearTimeout(this.retryTimer);
           this.kick();
-        } else if (s.type === 'disconnect') this.log('warn', 'disconnected from NATS');
-        else if (s.type === 'error') this.log('error', 'NATS error', { error: String(s.error ?? s.data) });
+          this.rankAgent?.reconnected();
+        } else if (s.type === 'disconnect') {
+          this.connected = false;
+          this.log('warn', 'disconnected from NATS');
+        } else if (s.type === 'error') this.log('error', 'NATS error', { error: String(s.error ?? s.data) });
       },
     });
     this.subscriptions = [
@@ -230,6 +271,7 @@ export class EdgeAgent {
       }),
     ];
     this.startBenchmarkAgent(this.link);
+    await this.startRankAgent(this.link);
     await this.link.nc.flush();
     await this.register();
     const heartbeat = this.options.heartbeatIntervalMs ?? 5_000;
@@ -262,14 +304,18 @@ export class EdgeAgent {
     for (const s of this.subscriptions) s.unsubscribe();
     // Stops answering; running benchmarks and probes queue their reports before the flush below.
     await this.benchmarkAgent?.stop();
+    // A graceful stop ends the ranks (reason `shutdown`) and queues their exits before the flush.
+    await this.rankAgent?.stop();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      this.flushed(),
+      Promise.all([this.flushed(), this.rankAgent?.drained()]),
       new Promise((r) => (timer = setTimeout(r, options.flushTimeoutMs ?? 2_000))),
     ]);
     clearTimeout(timer);
-    // Whatever is still queued is given up: the next start registers afresh.
+    // Whatever is still queued is given up: the next start registers afresh (and re-sends the
+    // rank exits the state file has as not acknowledged).
     this.closed = true;
+    this.rankAgent?.close();
     clearTimeout(this.retryTimer);
     await this.serial;
     await this.link?.close();
@@ -293,6 +339,7 @@ export class EdgeAgent {
       EdgeHeartbeat.subject({ edgeId: this.edgeId }, this.prefix),
       JSON.stringify(envelope),
     );
+    this.rankAgent?.heartbeat();
     void this.exclusive(() => this.pruneExpired());
   }
 
@@ -351,6 +398,7 @@ export class EdgeAgent {
       host: this.host,
       sharedUuids: this.sharedUuids,
       reservations: this.state.reservations,
+      inUseUntil: reservationsInUseUntil(this.state.ranks),
     };
   }
 
@@ -358,6 +406,15 @@ export class EdgeAgent {
 
   private nowMs(): number {
     return this.clock.now().getTime();
+  }
+
+  /** Reservations holding now: before their hold's end, or in use by ranks (F6). */
+  private active(): EdgeState['reservations'] {
+    return activeReservations(
+      this.state.reservations,
+      this.nowMs(),
+      reservationsInUseUntil(this.state.ranks),
+    );
   }
 
   /** Runs state changes one at a time (reservations, reports, rescans). */
@@ -449,7 +506,7 @@ export class EdgeAgent {
       nc: link.nc,
       prefix: this.prefix,
       benchmark: options.benchmark ?? ((request) => this.measure(request, options.python)),
-      isBusy: () => activeReservations(this.state.reservations, this.nowMs()).length > 0,
+      isBusy: () => this.active().length > 0,
       ...(options.policyAllowsWhileBusy === undefined
         ? {}
         : { policyAllowsWhileBusy: options.policyAllowsWhileBusy }),
@@ -528,11 +585,57 @@ export class EdgeAgent {
   }
 
   private async pruneExpired(): Promise<void> {
-    const active = activeReservations(this.state.reservations, this.nowMs());
-    if (active.length === this.state.reservations.length) return;
-    this.state = { ...this.state, reservations: active };
-    await this.options.store.save(this.state);
-    await this.report(EdgeReservationsReported, { reservations: active });
+    const active = this.active();
+    if (active.length !== this.state.reservations.length) {
+      this.state = { ...this.state, reservations: active };
+      await this.options.store.save(this.state);
+      await this.report(EdgeReservationsReported, { reservations: active });
+    }
+    await this.rankAgent?.prune(
+      new Set(active.map((r) => r.reservationId)),
+      new Set(active.map((r) => r.jobId)),
+    );
+  }
+
+  /** Mounts the rank agent (F6) on the edge's connection; it shares the state file and `exclusive`. */
+  private async startRankAgent(link: EdgeLink): Promise<void> {
+    const options = this.options.ranks ?? {};
+    if (options.enabled === false) return;
+    const dataDir = options.dataDir ?? dirname(this.options.store.path);
+    const runtimes = options.runtimes ?? [
+      new ProcessRuntime({ stateDir: join(dataDir, 'ranks'), log: this.log }),
+    ];
+    if (runtimes.some((r) => r.kind === 'process') && !this.inventory.simulated)
+      this.log(
+        'warn',
+        'the process runtime is enabled: ranks run as host processes of the edge user (development only)',
+      );
+    this.rankAgent = new RankAgent({
+      edgeId: this.edgeId,
+      nc: link.nc,
+      js: link.js,
+      prefix: this.prefix,
+      runtimes,
+      dataDir,
+      clock: this.clock,
+      log: this.log,
+      random: this.options.random ?? Math.random,
+      publishTimeoutMs: this.options.publishTimeoutMs ?? 5_000,
+      ...(options.logBatching ? { logBatching: options.logBatching } : {}),
+      ...(options.stopGraceMs === undefined ? {} : { stopGraceMs: options.stopGraceMs }),
+      ...(options.netnsOf ? { netnsOf: options.netnsOf } : {}),
+      host: {
+        exclusive: (fn) => this.exclusive(fn),
+        ranks: () => this.state.ranks,
+        saveRanks: async (ranks) => {
+          this.state = { ...this.state, ranks: [...ranks] };
+          await this.options.store.save(this.state);
+        },
+        context: () => ({ policy: this.policy, gpus: this.inventory.gpus, reservations: this.active() }),
+        connected: () => this.connected,
+      },
+    });
+    await this.rankAgent.start();
   }
 
   private onCommand(msg: Msg): void {
@@ -571,6 +674,10 @@ export class EdgeAgent {
         this.state = { ...this.state, reservations: remaining };
         await this.options.store.save(this.state);
         await this.report(EdgeReservationsReported, { reservations: remaining });
+        // Ranks still running on it lose their GPUs' reservation: they stop.
+        const stopping = this.rankAgent?.stopReservation(reservationId) ?? 0;
+        if (stopping > 0)
+          this.log('info', 'stopping ranks of a released reservation', { reservationId, stopping });
       }
       const reply: ReleaseReply = { reservationId, released };
       if (msg.reply) msg.respond(JSON.stringify(reply));
@@ -594,7 +701,7 @@ export class EdgeAgent {
     if (!decision.repeated) {
       this.state = {
         ...this.state,
-        reservations: [...activeReservations(this.state.reservations, this.nowMs()), decision.reservation],
+        reservations: [...this.active(), decision.reservation],
       };
       await this.options.store.save(this.state);
       await this.report(EdgeReservationsReported, { reservations: this.state.reservations });

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { POLICY_TEMPLATE, parsePolicy } from '../domain/policy/policy';
 import { activeReservations } from '../domain/policy/reservation.check';
+import { reservationsInUseUntil } from '../domain/ranks/in-use';
 import { resolveSharedGpus } from '../domain/policy/shared-gpus';
 import {
   type Detection,
@@ -15,6 +16,7 @@ import {
 import { IdentityError, loadIdentity, loadOrCreateIdentity } from '../infra/identity.store';
 import { jsonLogger } from '../infra/logger';
 import { StateFileError, StateStore } from '../infra/state.store';
+import { ProcessRuntime } from '../runtime/process.runtime';
 import { EdgeAgent, PolicyRejectedError } from './edge-agent';
 
 /** What the edge's command line may do to the world; tests pass fakes. */
@@ -37,6 +39,7 @@ const HELP = `provider-edge — the gpunet agent of one GPU host
 Usage:
   provider-edge init   [--dir DIR]
   provider-edge start  [--dir DIR] [--policy FILE] [--nats URL] [--simulate INVENTORY] [--heartbeat 5s] [--rescan 60s]
+                       [--runtime process|none] [--rank-grace 10s] [--log-batch 100ms]
   provider-edge status [--dir DIR] [--policy FILE] [--simulate INVENTORY] [--json]
 
   --dir        the edge's directory: identity (edge.nk, 0600), state.json, policy.yaml
@@ -45,6 +48,10 @@ Usage:
   --nats       NATS server URL (default $NATS_URL or nats://127.0.0.1:4222)
   --simulate   a declared inventory file: simulated GPUs, labelled simulated in every report
   --heartbeat  heartbeat period (default 5s); --rescan hardware rescan period (default 60s)
+  --runtime    how ranks run: process (child processes of the edge; development and CI — the
+               default) or none (the edge refuses rank starts). Ranks live under DIR/workspaces.
+  --rank-grace SIGTERM→SIGKILL grace when the edge stops ranks itself (default 10s)
+  --log-batch  longest a rank's output line waits before it is shipped (default 100ms)
   --prefix     subject namespace (tests only)
 
 SIGHUP reloads the policy file; SIGTERM/SIGINT stop the edge.
@@ -59,6 +66,9 @@ const options = {
   simulate: { type: 'string' },
   heartbeat: { type: 'string' },
   rescan: { type: 'string' },
+  runtime: { type: 'string' },
+  'rank-grace': { type: 'string' },
+  'log-batch': { type: 'string' },
   prefix: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
@@ -152,11 +162,27 @@ const detectWith = (io: EdgeCliIo, dir: string, simulate: string | undefined): P
 const start = async (
   dir: string,
   policyPath: string,
-  values: { nats?: string; simulate?: string; heartbeat?: string; rescan?: string; prefix?: string },
+  values: {
+    nats?: string;
+    simulate?: string;
+    heartbeat?: string;
+    rescan?: string;
+    prefix?: string;
+    runtime?: string;
+    'rank-grace'?: string;
+    'log-batch'?: string;
+  },
   io: EdgeCliIo,
 ): Promise<number> => {
   const heartbeatIntervalMs = duration(values.heartbeat, 5_000, 'heartbeat');
   const rescanIntervalMs = duration(values.rescan, 60_000, 'rescan');
+  const stopGraceMs = duration(values['rank-grace'], 10_000, 'rank-grace');
+  if (stopGraceMs > 300_000) throw new Usage('--rank-grace: at most 5m');
+  const logDelayMs = duration(values['log-batch'], 100, 'log-batch');
+  if (logDelayMs < 1 || logDelayMs > 10_000) throw new Usage('--log-batch: between 1ms and 10s');
+  const runtime = values.runtime ?? 'process';
+  if (runtime !== 'process' && runtime !== 'none')
+    throw new Usage(`--runtime: process or none, not ${runtime.slice(0, 32)}`);
   const identity = await loadIdentity(dir);
   const log = jsonLogger(io.out, { edgeId: identity.edgeId });
   const agent = new EdgeAgent({
@@ -176,6 +202,15 @@ const start = async (
     heartbeatIntervalMs,
     rescanIntervalMs,
     log,
+    ranks:
+      runtime === 'none'
+        ? { enabled: false }
+        : {
+            runtimes: [new ProcessRuntime({ stateDir: join(dir, 'ranks'), log })],
+            dataDir: dir,
+            stopGraceMs,
+            logBatching: { maxDelayMs: logDelayMs },
+          },
   });
   await agent.start();
   io.onReload(() => {
@@ -233,7 +268,16 @@ const status = async (
     },
     registeredAt: state.registeredAt,
     reportsSigned: state.sequence,
-    reservations: activeReservations(state.reservations, now),
+    reservations: activeReservations(state.reservations, now, reservationsInUseUntil(state.ranks)),
+    ranks: state.ranks.map((r) => ({
+      jobId: r.jobId,
+      attempt: r.attempt,
+      rank: r.rank,
+      state: r.state,
+      startedAt: r.startedAt,
+      exitCode: r.exitCode,
+      stopReason: r.stopReason,
+    })),
   };
   if (values.json) {
     io.out(`${JSON.stringify(report, null, 2)}\n`);
@@ -252,6 +296,7 @@ const status = async (
           `  ${g.id.padEnd(9)} ${g.model} ${g.vramGiB} GiB  ${g.shared ? 'shared' : 'not shared'}${g.utilizationPercent === null ? '' : `  ${g.utilizationPercent}% busy`}  ${g.uuid}`,
       ),
       `host: ${report.host.cpuCores} cores, ${report.host.memoryGiB} GiB, runtimes: ${report.host.containerRuntimes.map((r) => r.name).join(', ') || 'none'}`,
+      `ranks: ${report.ranks.filter((r) => r.state === 'running').length} running, ${report.ranks.filter((r) => r.state === 'exited').length} exited`,
       `reservations: ${report.reservations.length === 0 ? 'none' : report.reservations.map((r) => `${r.reservationId} (job ${r.jobId}, ${r.gpuUuids.length} GPUs, until ${r.expiresAt})`).join('; ')}`,
       '',
     ];

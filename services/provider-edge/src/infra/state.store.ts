@@ -5,6 +5,34 @@ import { z } from 'zod';
 
 export const STATE_FILE = 'state.json';
 
+/**
+ * A rank this edge started (F6): kept while it runs and after it exited (idempotent re-starts,
+ * exited statuses re-sent until JetStream acknowledged them), until its reservation is gone.
+ */
+export const RankRecordSchema = z.strictObject({
+  jobId: z.string(),
+  attempt: z.int().min(1),
+  rank: z.int().min(0),
+  localRank: z.int().min(0),
+  worldSize: z.int().min(1),
+  reservationId: z.string(),
+  runtime: z.enum(['process', 'docker']),
+  /** The runtime's id (pid, container id). */
+  runtimeId: z.string(),
+  workspace: z.string(),
+  startedAt: z.string(),
+  maxDurationMs: z.int().min(1),
+  state: z.enum(['running', 'exited']),
+  exitedAt: z.string().nullable(),
+  exitCode: z.int().nullable(),
+  signal: z.string().nullable(),
+  stopReason: z.string().nullable(),
+  wallSeconds: z.number().min(0),
+  /** The exited status was acknowledged by JetStream. */
+  reported: z.boolean(),
+});
+export type RankRecord = z.infer<typeof RankRecordSchema>;
+
 /** What the edge remembers across restarts. */
 export const EdgeStateSchema = z.strictObject({
   version: z.literal(1),
@@ -15,6 +43,8 @@ export const EdgeStateSchema = z.strictObject({
   lastInventoryDigest: z.string().nullable(),
   lastPolicyDigest: z.string().nullable(),
   reservations: z.array(EdgeReservationSchema),
+  /** Ranks started here (absent in state files written before F6). */
+  ranks: z.array(RankRecordSchema).default([]),
 });
 export type EdgeState = z.infer<typeof EdgeStateSchema>;
 
@@ -26,6 +56,7 @@ export const initialState = (edgeId: string): EdgeState => ({
   lastInventoryDigest: null,
   lastPolicyDigest: null,
   reservations: [],
+  ranks: [],
 });
 
 /** The state file is unreadable or belongs to another identity. */

@@ -6,6 +6,17 @@
  * status reports, logs to NATS, cleanup after an edge restart).
  */
 
+/**
+ * The labels the rank agent puts on every rank (`RankLaunch.labels`): runtimes attach them to what
+ * they create (pid records, containers) and `reapOrphans(edgeId)` matches `gpunet.edge`.
+ */
+export const RANK_LABELS = {
+  edge: 'gpunet.edge',
+  job: 'gpunet.job',
+  attempt: 'gpunet.attempt',
+  rank: 'gpunet.rank',
+} as const;
+
 /** Everything a runtime needs to start one rank; already validated and resolved by the rank agent. */
 export interface RankLaunch {
   readonly jobId: string;
@@ -70,12 +81,17 @@ export interface RankRuntime {
   reapOrphans(edgeId: string): Promise<number>;
 }
 
-/** A rank could not be created (binary or image missing, invalid device…); nothing was left running. */
+/**
+ * A rank could not be created (binary or image missing, invalid device…); nothing was left running.
+ * `code` is the rejection the rank agent answers: START_FAILED, or RUNTIME_UNAVAILABLE when this
+ * edge cannot run such a rank at all (a network namespace without root, …).
+ */
 export class RankStartError extends Error {
   override readonly name = 'RankStartError';
   constructor(
     message: string,
     readonly field: string | null = null,
+    readonly code: 'START_FAILED' | 'RUNTIME_UNAVAILABLE' = 'START_FAILED',
   ) {
     super(message);
   }

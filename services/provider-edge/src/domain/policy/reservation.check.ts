@@ -21,17 +21,27 @@ export interface EdgeSnapshot {
   /** UUIDs the policy shares (`resolveSharedGpus`). */
   readonly sharedUuids: readonly string[];
   readonly reservations: readonly EdgeReservation[];
+  /** Reservations ranks run on, and until when (ms) they stay in use whatever their hold says. */
+  readonly inUseUntil?: ReadonlyMap<string, number>;
 }
 
 export type ReservationDecision =
   | { readonly outcome: 'accepted'; readonly reservation: EdgeReservation; readonly repeated: boolean }
   | { readonly outcome: 'declined'; readonly reasons: readonly DeclineReason[] };
 
-/** Reservations still holding at `nowMs`. */
+/**
+ * Reservations still holding at `nowMs`: before their `expiresAt` (the hold), or — once ranks
+ * started on them — until `inUseUntil` says (ms by reservation id): a reservation in use does not
+ * lapse at its hold's end (F6; the rank agent's `inUseUntil`).
+ */
 export const activeReservations = (
   reservations: readonly EdgeReservation[],
   nowMs: number,
-): EdgeReservation[] => reservations.filter((r) => Date.parse(r.expiresAt) > nowMs);
+  inUseUntil: ReadonlyMap<string, number> = new Map(),
+): EdgeReservation[] =>
+  reservations.filter(
+    (r) => Date.parse(r.expiresAt) > nowMs || (inUseUntil.get(r.reservationId) ?? -Infinity) > nowMs,
+  );
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -49,7 +59,7 @@ export const checkReservation = (
   nowMs: number,
 ): ReservationDecision => {
   const { policy, inventory } = snapshot;
-  const active = activeReservations(snapshot.reservations, nowMs);
+  const active = activeReservations(snapshot.reservations, nowMs, snapshot.inUseUntil);
   const reasons: DeclineReason[] = [];
   const decline = (code: DeclineReason['code'], message: string, field: string | null) =>
     reasons.push({ code, message: message.slice(0, 512), field });
