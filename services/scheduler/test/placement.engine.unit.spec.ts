@@ -1,4 +1,10 @@
-import type { MessageDefinition, ReservationReply } from '@gpunet/contracts';
+import type {
+  CandidateProvider,
+  MessageDefinition,
+  PlacedAllocation,
+  ReservationReply,
+} from '@gpunet/contracts';
+import { parseEnsembleSpecOrThrow } from '@gpunet/ensemble-spec';
 import { EventCollector, FakeClock, waitFor } from '@gpunet/testing';
 import { describe, expect, it } from 'vitest';
 import { PlacementEngine, type PlacementPorts, type ReserveRequest } from '../src/app/placement.engine';
@@ -7,15 +13,18 @@ import { candidate, edgeId, fundedJob } from './support/fixtures';
 type Behaviour = 'accept' | 'decline' | 'silent';
 
 /** Fake discovery + edges: each edge answers by its behaviour and records what it holds. */
-const world = (behaviours: Record<string, Behaviour>, gpusPerEdge = 2) => {
+const world = (
+  behaviours: Record<string, Behaviour>,
+  gpusPerEdge = 2,
+  make: (edge: string) => CandidateProvider = (e) => candidate(e, gpusPerEdge),
+) => {
   const holds = new Map<string, string>(); // reservationId → edge
   const reserveCalls: { edge: string; request: ReserveRequest }[] = [];
   const releases: string[] = [];
   const emitted = new EventCollector<{ type: string; data: Record<string, unknown> }>('emitted events');
   let offered = Object.keys(behaviours);
   const ports: PlacementPorts = {
-    findCandidates: (_job, exclude) =>
-      Promise.resolve(offered.filter((e) => !exclude.includes(e)).map((e) => candidate(e, gpusPerEdge))),
+    findCandidates: (_job, exclude) => Promise.resolve(offered.filter((e) => !exclude.includes(e)).map(make)),
     reserve: (edge, request) => {
       reserveCalls.push({ edge, request });
       const b = behaviours[edge];
@@ -56,15 +65,34 @@ const B = edgeId('B');
 const C = edgeId('C');
 const D = edgeId('D');
 
-const engineFor = (w: ReturnType<typeof world>, clock: FakeClock) => {
+const engineFor = (w: ReturnType<typeof world>, clock: FakeClock, maxWaitMs?: number) => {
   let n = 0;
   return new PlacementEngine({
     ports: w.ports,
     clock,
     newId: () => `round-${++n}`,
     reservationDeadlineMs: 5_000,
+    ...(maxWaitMs === undefined ? {} : { maxWaitMs }),
   });
 };
+
+const GiB = 1024 ** 3;
+/** A normalized spec of GPU allocations (YAML under `allocations:`). */
+const specOf = (allocations: string) =>
+  parseEnsembleSpecOrThrow(`apiVersion: gpunet.io/v1
+kind: Ensemble
+metadata: { name: engine-test }
+max_duration: 2h
+allocations:
+${allocations}`);
+const gpuAllocation = (name: string, gpus: string, distributed = '') => `  ${name}:
+    execution: { image: ghcr.io/example/train:1.0, cmd: [python, train.py] }
+    resources:
+      cpu: { cores: 4 }
+      ram: { size: 16GiB }
+      gpus: ${gpus}
+${distributed}`;
+const allocationsOf = (e: { data: Record<string, unknown> }) => e.data.allocations as PlacedAllocation[];
 
 describe('placement engine', () => {
   it('all chosen edges accept → job.placed with the reservations', async () => {
@@ -159,5 +187,113 @@ describe('placement engine', () => {
     engine.cancel('job-1');
     expect(w.holds.size).toBe(0);
     expect(engine.status('job-1')?.status).toBe('cancelled');
+  });
+
+  it('a spec job: every node holds whole ranks and reserves ranks × CPU/memory, the image and the duration', async () => {
+    const clock = new FakeClock('2030-01-01T00:00:00Z');
+    const w = world({ [A]: 'accept', [B]: 'accept', [C]: 'accept' }, 3);
+    const spec = specOf(
+      gpuAllocation(
+        'train',
+        '{ count: 4, models: [H100] }',
+        `    distributed: { framework: torchrun, gpus_per_rank: 2, max_nodes: 2 }`,
+      ),
+    );
+    engineFor(w, clock).submit(fundedJob({ gpus: 4 }), spec);
+    const placed = await w.emitted.waitFor((e) => e.type === 'job.placed', { timeoutMs: 5_000 });
+    const [train] = allocationsOf(placed);
+    expect(train!.name).toBe('train');
+    // 3 GPUs per edge, 2 per rank: each node takes one whole rank (2 GPUs), never 3.
+    expect(train!.nodes.map((n) => [n.gpuUuids.length, n.ranks])).toEqual([
+      [2, 1],
+      [2, 1],
+    ]);
+    expect(w.reserveCalls).toHaveLength(2);
+    for (const { request } of w.reserveCalls) {
+      expect(request).toMatchObject({
+        cpuMillicores: 4000,
+        memoryBytes: 16 * GiB,
+        image: 'ghcr.io/example/train:1.0',
+        maxDurationMs: 2 * 3_600_000,
+      });
+    }
+  });
+
+  it('a provider whose CPU runs fewer ranks than it has GPUs is offered only those', async () => {
+    const clock = new FakeClock('2030-01-01T00:00:00Z');
+    // A: 8 GPUs but 8 cores (2 ranks of 4 cores); B: 2 GPUs with plenty of CPU.
+    const w = world({ [A]: 'accept', [B]: 'accept' }, 2, (e) =>
+      e === A ? { ...candidate(A, 8), cpuMillicores: 8_000 } : candidate(e, 2),
+    );
+    const spec = specOf(
+      gpuAllocation('train', '{ count: 4 }', `    distributed: { framework: torchrun, max_nodes: 2 }`),
+    );
+    engineFor(w, clock).submit(fundedJob({ gpus: 4 }), spec);
+    const placed = await w.emitted.waitFor((e) => e.type === 'job.placed', { timeoutMs: 5_000 });
+    const nodes = allocationsOf(placed)[0]!.nodes;
+    expect(Object.fromEntries(nodes.map((n) => [n.providerId, n.ranks]))).toEqual({ [A]: 2, [B]: 2 });
+    expect(w.reserveCalls.find((c) => c.edge === A)!.request.cpuMillicores).toBe(8_000);
+  });
+
+  it('an ensemble: every allocation is placed, one reservation per node', async () => {
+    const clock = new FakeClock('2030-01-01T00:00:00Z');
+    const w = world({ [A]: 'accept', [B]: 'accept' }, 2);
+    const spec = specOf(
+      `${gpuAllocation('trainer', '{ count: 2 }')}\n${gpuAllocation('evaluator', '{ count: 1 }')}`,
+    );
+    engineFor(w, clock).submit(fundedJob({ gpus: 3 }), spec);
+    const placed = await w.emitted.waitFor((e) => e.type === 'job.placed', { timeoutMs: 5_000 });
+    const allocations = allocationsOf(placed);
+    expect(allocations.map((a) => [a.name, a.gpuCount]).sort()).toEqual([
+      ['evaluator', 1],
+      ['trainer', 2],
+    ]);
+    const gpus = allocations.flatMap((a) => a.nodes.flatMap((n) => n.gpuUuids));
+    expect(new Set(gpus).size).toBe(3);
+    expect(w.reserveCalls).toHaveLength(allocations.flatMap((a) => a.nodes).length);
+  });
+
+  it('a spec the scheduler cannot place (CPU-only) → job.unschedulable at once, saying why', async () => {
+    const clock = new FakeClock('2030-01-01T00:00:00Z');
+    const w = world({ [A]: 'accept' });
+    const spec = specOf(`  cpu:
+    execution: { image: alpine, cmd: [sh] }
+    resources: { cpu: { cores: 1 }, ram: { size: 1GiB } }`);
+    engineFor(w, clock).submit(fundedJob({ gpus: 1 }), spec);
+    const e = await w.emitted.waitFor((x) => x.type === 'job.unschedulable', { timeoutMs: 5_000 });
+    expect(e.data).toMatchObject({
+      code: 'UnschedulableAndUnresolvable',
+      allocation: 'cpu',
+      reasons: [expect.objectContaining({ plugin: 'spec-plan', reason: 'CpuOnlyAllocation' })],
+    });
+    expect(w.reserveCalls).toEqual([]);
+  });
+
+  it('queued longer than the maximum wait → job.unschedulable (Unschedulable) with the last reasons', async () => {
+    const clock = new FakeClock('2030-01-01T00:00:00Z');
+    const w = world({ [A]: 'accept' });
+    const engine = engineFor(w, clock, 60_000);
+    engine.submit(fundedJob({ gpus: 4 }));
+    await waitFor(() => engine.status('job-1')?.status === 'waiting', { timeoutMs: 2_000 });
+    clock.advance(59_999);
+    expect(engine.status('job-1')?.status).toBe('waiting');
+    clock.advance(1);
+    const e = await w.emitted.waitFor((x) => x.type === 'job.unschedulable', { timeoutMs: 5_000 });
+    expect(e.data.code).toBe('Unschedulable');
+    expect(e.data.message).toMatch(/^queued longer than the maximum wait of 1 min; last: 4 GPUs asked/);
+    expect((e.data.reasons as unknown[]).length).toBeGreaterThan(0);
+    // A capacity event afterwards changes nothing: the job is out of the queue.
+    engine.capacityChanged();
+    expect(engine.status('job-1')?.status).toBe('unschedulable');
+  });
+
+  it('a restarted job keeps the wait it already had', async () => {
+    const clock = new FakeClock('2030-01-01T01:00:00Z');
+    const w = world({ [A]: 'accept' });
+    const engine = engineFor(w, clock, 3_600_000);
+    engine.submit(fundedJob({ gpus: 4 }), null, new Date('2030-01-01T00:30:00Z'));
+    await waitFor(() => engine.status('job-1')?.status === 'waiting', { timeoutMs: 2_000 });
+    clock.advance(30 * 60_000);
+    await w.emitted.waitFor((x) => x.type === 'job.unschedulable', { timeoutMs: 5_000 });
   });
 });
