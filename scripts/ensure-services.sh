@@ -35,14 +35,17 @@ else
   wait_port 5432 PostgreSQL
 fi
 
-# Real distributed training on CPU (Gloo) in the example jobs: Debian's torch for /usr/bin/python3.
-if /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then
-  echo "[services] /usr/bin/python3 has torch"
+# Real distributed training on CPU (Gloo) in the example jobs (docs/examples/jobs): Debian's torch
+# and grpcio for /usr/bin/python3, and Open MPI's mpirun for the hostfile example.
+if /usr/bin/python3 -c 'import torch, grpc' >/dev/null 2>&1 && command -v mpirun >/dev/null; then
+  echo "[services] /usr/bin/python3 has torch and grpc; mpirun is installed"
 else
-  echo "[services] installing python3-torch (Debian) for the CPU training examples"
+  echo "[services] installing python3-torch python3-grpcio openmpi-bin (Debian) for the CPU training examples"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -qq --no-install-recommends python3-torch >/dev/null 2>&1 || {
-    apt-get update -qq && apt-get install -y -qq --no-install-recommends python3-torch >/dev/null
+  pkgs="python3-torch python3-grpcio openmpi-bin"
+  # shellcheck disable=SC2086
+  apt-get install -y -qq --no-install-recommends $pkgs >/dev/null 2>&1 || {
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends $pkgs >/dev/null
   }
 fi
 
