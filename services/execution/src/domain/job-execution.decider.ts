@@ -1,0 +1,631 @@
+import type {
+  Decider,
+  JobCancelled,
+  JobCompleted,
+  JobFailed,
+  JobLaunching,
+  JobPlaced,
+  JobRestarting,
+  JobRunning,
+  LaunchedRank,
+  PayloadOf,
+  RankExited,
+  RankStartReply,
+  RankStatusReported,
+  UsageReported,
+} from '@gpunet/contracts';
+import type { FailureRecovery, NormalizedSpec } from '@gpunet/ensemble-spec';
+import type { LaunchProblem, RankLayout } from './launch-spec';
+import { meterKey, totalGpuSeconds, usageOf, type WallMeter } from './usage';
+
+/*
+ * The job aggregate of execution: a process manager's memory, event-sourced. Its inputs (the
+ * submission, the placement, cancel requests, rank statuses, start replies, the passing of time)
+ * arrive as commands; its decisions are events — the public ones of the contracts (`job.launching`
+ * … `job.completed`) and private facts (`execution.*`) that only this aggregate reads. Every
+ * deadline (start barrier, run limit, stop wait, heartbeat, usage period) is a timestamp inside an
+ * event, so a restarted service derives them from history and nothing depends on in-memory timers.
+ */
+
+/** Timing of the process manager; every value in milliseconds. */
+export interface ExecutionPolicy {
+  /** How long every rank of an attempt has to start (the gang start barrier). */
+  readonly barrierMs: number;
+  /** A running rank without a status for this long is lost (its host or edge died). */
+  readonly heartbeatTimeoutMs: number;
+  /** Period of `usage.reported` while the job runs. */
+  readonly usageReportMs: number;
+  /** How long to wait for stopped ranks to report their exit before deciding without them. */
+  readonly stopWaitMs: number;
+}
+
+export type StopOutcome =
+  | { readonly kind: 'restart' }
+  | { readonly kind: 'cancelled'; readonly reason: string | null }
+  | { readonly kind: 'failed'; readonly code: string; readonly message: string };
+
+export interface Submission {
+  readonly jobId: string;
+  readonly tenantId: string;
+  readonly gpuClasses: readonly string[];
+  readonly spec: NormalizedSpec | null;
+}
+
+type Placement = PayloadOf<typeof JobPlaced>;
+type RankStatus = PayloadOf<typeof RankStatusReported>;
+
+/** The aggregate's events: the contracts' (published) and its private facts (kept, not published). */
+export type ExecutionEvent =
+  | { readonly type: 'execution.job-accepted'; readonly data: Submission }
+  | { readonly type: 'execution.job-placed'; readonly data: Placement }
+  | {
+      readonly type: 'execution.rank-started';
+      readonly data: { jobId: string; attempt: number; rank: number; startedAt: string; at: string };
+    }
+  | {
+      readonly type: 'execution.rank-progress';
+      readonly data: { jobId: string; attempt: number; rank: number; wallSeconds: number; at: string };
+    }
+  | {
+      readonly type: 'execution.stopping';
+      readonly data: { jobId: string; attempt: number; outcome: StopOutcome; stopUntil: string; at: string };
+    }
+  | { readonly type: 'execution.released'; readonly data: { jobId: string; at: string } }
+  | { readonly type: 'job.launching'; readonly data: PayloadOf<typeof JobLaunching> }
+  | { readonly type: 'job.running'; readonly data: PayloadOf<typeof JobRunning> }
+  | { readonly type: 'rank.exited'; readonly data: PayloadOf<typeof RankExited> }
+  | { readonly type: 'job.restarting'; readonly data: PayloadOf<typeof JobRestarting> }
+  | { readonly type: 'usage.reported'; readonly data: PayloadOf<typeof UsageReported> }
+  | { readonly type: 'job.completed'; readonly data: PayloadOf<typeof JobCompleted> }
+  | { readonly type: 'job.failed'; readonly data: PayloadOf<typeof JobFailed> }
+  | { readonly type: 'job.cancelled'; readonly data: PayloadOf<typeof JobCancelled> };
+
+/** Event types other services consume; the rest stay in execution's own log. */
+export const PUBLIC_EVENT_TYPES: ReadonlySet<string> = new Set([
+  'job.launching',
+  'job.running',
+  'rank.exited',
+  'job.restarting',
+  'usage.reported',
+  'job.completed',
+  'job.failed',
+  'job.cancelled',
+]);
+
+export type ExecutionCommand =
+  | { readonly type: 'AcceptSubmission'; readonly submission: Submission; readonly now: Date }
+  | { readonly type: 'RecordPlacement'; readonly placement: Placement; readonly now: Date }
+  /** The app laid the ranks out (it needs the network port for addresses); decided only when due. */
+  | {
+      readonly type: 'Launch';
+      readonly jobId: string;
+      readonly layout: { ok: true; layout: RankLayout } | ({ ok: false } & LaunchProblem);
+      readonly now: Date;
+    }
+  | { readonly type: 'RankStatus'; readonly edgeId: string; readonly status: RankStatus; readonly now: Date }
+  | {
+      readonly type: 'StartReply';
+      readonly jobId: string;
+      readonly attempt: number;
+      readonly rank: number;
+      readonly reply: RankStartReply;
+      readonly now: Date;
+    }
+  | { readonly type: 'Cancel'; readonly jobId: string; readonly reason: string | null; readonly now: Date }
+  | { readonly type: 'Tick'; readonly now: Date }
+  | { readonly type: 'MarkReleased'; readonly now: Date };
+
+export type Phase = 'new' | 'launching' | 'running' | 'stopping' | 'completed' | 'failed' | 'cancelled';
+
+export interface ExitRecord {
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+}
+
+export interface ExecutionState {
+  readonly phase: Phase;
+  readonly jobId: string | null;
+  readonly submission: Submission | null;
+  readonly placement: Placement | null;
+  /** The current attempt; 0 before the first launch. */
+  readonly attempt: number;
+  readonly ranks: readonly LaunchedRank[];
+  readonly masterAddr: string;
+  readonly masterPort: number;
+  readonly barrierUntilMs: number | null;
+  readonly runUntilMs: number | null;
+  readonly restarts: number;
+  /** Ranks of the current attempt known to have started. */
+  readonly started: Readonly<Record<number, true>>;
+  readonly exited: Readonly<Record<number, ExitRecord>>;
+  /** Last time (ms) each rank of the current attempt was heard of. */
+  readonly lastSeenMs: Readonly<Record<number, number>>;
+  readonly meter: WallMeter;
+  readonly stopping: {
+    readonly attempt: number;
+    readonly outcome: StopOutcome;
+    readonly stopUntilMs: number;
+  } | null;
+  readonly usageSeq: number;
+  readonly lastUsageAtMs: number | null;
+  readonly lastReportedGpuSeconds: number;
+  readonly released: boolean;
+}
+
+export const initialExecutionState: ExecutionState = {
+  phase: 'new',
+  jobId: null,
+  submission: null,
+  placement: null,
+  attempt: 0,
+  ranks: [],
+  masterAddr: '',
+  masterPort: 0,
+  barrierUntilMs: null,
+  runUntilMs: null,
+  restarts: 0,
+  started: {},
+  exited: {},
+  lastSeenMs: {},
+  meter: {},
+  stopping: null,
+  usageSeq: 0,
+  lastUsageAtMs: null,
+  lastReportedGpuSeconds: 0,
+  released: false,
+};
+
+export const isTerminal = (phase: Phase): boolean =>
+  phase === 'completed' || phase === 'failed' || phase === 'cancelled';
+
+const isActive = (phase: Phase): boolean =>
+  phase === 'launching' || phase === 'running' || phase === 'stopping';
+
+/** Whether the job has everything to launch and has not been launched (or ended) yet. */
+export const readyToLaunch = (s: ExecutionState): boolean =>
+  s.phase === 'new' && s.submission !== null && s.submission.spec !== null && s.placement !== null;
+
+/** Every reservation the job holds (to release at its end). */
+export const reservationsOf = (s: ExecutionState): { providerId: string; reservationId: string }[] =>
+  (s.placement?.allocations ?? []).flatMap((a) =>
+    a.nodes.map((n) => ({ providerId: n.providerId, reservationId: n.reservationId })),
+  );
+
+/** Why a rank status is not taken into account, or `accepted`. */
+export type StatusVerdict =
+  'accepted' | 'usage-only' | 'not-launched' | 'other-job' | 'unknown-rank' | 'wrong-edge' | 'future-attempt';
+
+export const classifyStatus = (s: ExecutionState, edgeId: string, status: RankStatus): StatusVerdict => {
+  if (s.attempt === 0) return 'not-launched';
+  if (status.jobId !== s.jobId) return 'other-job';
+  const rank = s.ranks.find((r) => r.rank === status.rank);
+  if (!rank) return 'unknown-rank';
+  // Only the edge the rank was placed on speaks for it (the subject's edge id, and the payload's).
+  if (rank.providerId !== edgeId || status.edgeId !== edgeId) return 'wrong-edge';
+  if (status.attempt > s.attempt) return 'future-attempt';
+  // An older attempt (or an ended job) may still tell how long its ranks ran — nothing else.
+  if (status.attempt < s.attempt || !isActive(s.phase)) return 'usage-only';
+  return 'accepted';
+};
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+const recoveryOf = (s: ExecutionState, rank: LaunchedRank | undefined): FailureRecovery | null => {
+  const spec = s.submission?.spec;
+  if (!spec) return null;
+  const name = rank?.allocation ?? s.ranks[0]?.allocation;
+  return spec.allocations.find((a) => a.name === name)?.failureRecovery ?? null;
+};
+
+/** Builds the decider with its timing policy. */
+export const jobExecutionDecider = (
+  policy: ExecutionPolicy,
+): Decider<ExecutionCommand, ExecutionEvent, ExecutionState> => {
+  const evolve = (s: ExecutionState, e: ExecutionEvent): ExecutionState => {
+    switch (e.type) {
+      case 'execution.job-accepted':
+        return { ...s, jobId: e.data.jobId, submission: e.data };
+      case 'execution.job-placed':
+        return { ...s, jobId: e.data.jobId, placement: e.data };
+      case 'execution.rank-started':
+        if (e.data.attempt !== s.attempt) return s;
+        return {
+          ...s,
+          started: { ...s.started, [e.data.rank]: true },
+          lastSeenMs: { ...s.lastSeenMs, [e.data.rank]: Date.parse(e.data.at) },
+        };
+      case 'execution.rank-progress': {
+        const key = meterKey(e.data.attempt, e.data.rank);
+        const meter = { ...s.meter, [key]: Math.max(s.meter[key] ?? 0, e.data.wallSeconds) };
+        if (e.data.attempt !== s.attempt) return { ...s, meter };
+        return { ...s, meter, lastSeenMs: { ...s.lastSeenMs, [e.data.rank]: Date.parse(e.data.at) } };
+      }
+      case 'execution.stopping':
+        return {
+          ...s,
+          phase: 'stopping',
+          stopping: {
+            attempt: e.data.attempt,
+            outcome: e.data.outcome,
+            stopUntilMs: Date.parse(e.data.stopUntil),
+          },
+        };
+      case 'execution.released':
+        return { ...s, released: true };
+      case 'job.launching':
+        return {
+          ...s,
+          jobId: e.data.jobId,
+          phase: 'launching',
+          attempt: e.data.attempt,
+          ranks: e.data.ranks,
+          masterAddr: e.data.masterAddr,
+          masterPort: e.data.masterPort,
+          barrierUntilMs: Date.parse(e.data.barrierUntil),
+          started: {},
+          exited: {},
+          lastSeenMs: {},
+          stopping: null,
+        };
+      case 'job.running':
+        return { ...s, phase: 'running', runUntilMs: Date.parse(e.data.runUntil) };
+      case 'rank.exited': {
+        const key = meterKey(e.data.attempt, e.data.rank);
+        const meter = { ...s.meter, [key]: Math.max(s.meter[key] ?? 0, e.data.wallSeconds) };
+        if (e.data.attempt !== s.attempt) return { ...s, meter };
+        return {
+          ...s,
+          meter,
+          started: { ...s.started, [e.data.rank]: true },
+          exited: { ...s.exited, [e.data.rank]: { exitCode: e.data.exitCode, signal: e.data.signal } },
+        };
+      }
+      case 'job.restarting':
+        return { ...s, restarts: s.restarts + 1 };
+      case 'usage.reported':
+        return {
+          ...s,
+          usageSeq: e.data.seq,
+          lastUsageAtMs: Date.parse(e.data.reportedAt),
+          lastReportedGpuSeconds: totalGpuSeconds(e.data.providers),
+        };
+      case 'job.completed':
+        return { ...s, jobId: e.data.jobId, phase: 'completed', stopping: null };
+      case 'job.failed':
+        return { ...s, jobId: e.data.jobId, phase: 'failed', stopping: null };
+      case 'job.cancelled':
+        return { ...s, jobId: e.data.jobId, phase: 'cancelled', stopping: null };
+      default: {
+        const never: never = e;
+        throw new Error(`unknown event ${JSON.stringify(never)}`);
+      }
+    }
+  };
+
+  const decide = (command: ExecutionCommand, state: ExecutionState): readonly ExecutionEvent[] => {
+    const out: ExecutionEvent[] = [];
+    let s = state;
+    const emit = (e: ExecutionEvent): void => {
+      out.push(e);
+      s = evolve(s, e);
+    };
+    const jobId = (): string => s.jobId ?? '';
+    const usage = () => usageOf(s.ranks, s.attempt, s.meter);
+
+    const fail = (code: string, message: string, now: Date): void =>
+      emit({
+        type: 'job.failed',
+        data: {
+          jobId: jobId(),
+          reason: { code, message },
+          usage: usage(),
+          faults: [],
+          failedAt: now.toISOString(),
+        },
+      });
+
+    const allStartedExited = (): boolean =>
+      Object.keys(s.started).every((rank) => s.exited[Number(rank)] !== undefined);
+
+    const finish = (now: Date): void => {
+      const stopping = s.stopping;
+      if (!stopping) return;
+      const outcome = stopping.outcome;
+      switch (outcome.kind) {
+        case 'restart':
+          emit({
+            type: 'job.launching',
+            data: {
+              jobId: jobId(),
+              tenantId: s.placement?.tenantId ?? s.submission?.tenantId ?? jobId(),
+              attempt: stopping.attempt + 1,
+              worldSize: s.ranks.length,
+              masterAddr: s.masterAddr,
+              masterPort: s.masterPort,
+              ranks: [...s.ranks],
+              barrierUntil: iso(now.getTime() + policy.barrierMs),
+              at: now.toISOString(),
+            },
+          });
+          return;
+        case 'cancelled':
+          emit({
+            type: 'job.cancelled',
+            data: { jobId: jobId(), usage: usage(), cancelledAt: now.toISOString() },
+          });
+          return;
+        case 'failed':
+          fail(outcome.code, outcome.message, now);
+          return;
+        default: {
+          const never: never = outcome;
+          throw new Error(`unknown outcome ${JSON.stringify(never)}`);
+        }
+      }
+    };
+
+    /** Stops the attempt's ranks; decides at once when none of them runs. */
+    const stop = (outcome: StopOutcome, now: Date): void => {
+      emit({
+        type: 'execution.stopping',
+        data: {
+          jobId: jobId(),
+          attempt: s.attempt,
+          outcome,
+          stopUntil: iso(now.getTime() + policy.stopWaitMs),
+          at: now.toISOString(),
+        },
+      });
+      if (allStartedExited()) finish(now);
+    };
+
+    /** A rank failed or was lost: the spec's recovery policy decides. */
+    const gangFailed = (rank: LaunchedRank | undefined, code: string, message: string, now: Date): void => {
+      const recovery = recoveryOf(s, rank);
+      // restart_failed restarts the whole gang too: a collective cannot take one rank back alone.
+      if (recovery && recovery.strategy !== 'stay_down' && s.restarts < recovery.maxRestarts) {
+        emit({
+          type: 'job.restarting',
+          data: { jobId: jobId(), attempt: s.attempt + 1, reason: { code, message }, at: now.toISOString() },
+        });
+        stop({ kind: 'restart' }, now);
+        return;
+      }
+      const exhausted =
+        recovery && recovery.strategy !== 'stay_down' ? ` after ${s.restarts} restart(s)` : '';
+      stop({ kind: 'failed', code, message: `${message}${exhausted}` }, now);
+    };
+
+    const markStarted = (rank: number, startedAt: string, now: Date): void => {
+      if (s.started[rank] || s.exited[rank]) return;
+      emit({
+        type: 'execution.rank-started',
+        data: { jobId: jobId(), attempt: s.attempt, rank, startedAt, at: now.toISOString() },
+      });
+      if (s.phase === 'launching' && s.ranks.every((r) => s.started[r.rank])) {
+        const maxDurationMs = s.submission?.spec?.maxDurationMs ?? 0;
+        // The run limit counts from the first time the gang ran: restarts never extend it.
+        const runUntil = s.runUntilMs ?? now.getTime() + maxDurationMs;
+        emit({
+          type: 'job.running',
+          data: { jobId: jobId(), attempt: s.attempt, runUntil: iso(runUntil), at: now.toISOString() },
+        });
+      }
+    };
+
+    /** After the submission or the placement arrived: a job without a spec cannot run. */
+    const checkSpec = (now: Date): void => {
+      if (s.phase === 'new' && s.submission !== null && s.submission.spec === null && s.placement !== null)
+        fail('SPEC_MISSING', 'the job was submitted without a spec (job.submitted v1): nothing to run', now);
+    };
+
+    switch (command.type) {
+      case 'AcceptSubmission':
+        if (s.submission !== null) return [];
+        emit({ type: 'execution.job-accepted', data: command.submission });
+        checkSpec(command.now);
+        return out;
+      case 'RecordPlacement':
+        // A placement after the end (cancelled before placement) is still recorded: its
+        // reservations are released like every other.
+        if (s.placement !== null) return [];
+        emit({ type: 'execution.job-placed', data: command.placement });
+        checkSpec(command.now);
+        return out;
+      case 'Launch': {
+        if (!readyToLaunch(s)) return [];
+        const { layout, now } = command;
+        if (!layout.ok) {
+          fail(layout.code, layout.message, now);
+          return out;
+        }
+        emit({
+          type: 'job.launching',
+          data: {
+            jobId: jobId(),
+            tenantId: s.placement!.tenantId,
+            attempt: 1,
+            worldSize: layout.layout.worldSize,
+            masterAddr: layout.layout.masterAddr,
+            masterPort: layout.layout.masterPort,
+            ranks: [...layout.layout.ranks],
+            barrierUntil: iso(now.getTime() + policy.barrierMs),
+            at: now.toISOString(),
+          },
+        });
+        return out;
+      }
+      case 'RankStatus': {
+        const { status, edgeId, now } = command;
+        const verdict = classifyStatus(s, edgeId, status);
+        const key = meterKey(status.attempt, status.rank);
+        const progress = (): void => {
+          emit({
+            type: 'execution.rank-progress',
+            data: {
+              jobId: jobId(),
+              attempt: status.attempt,
+              rank: status.rank,
+              wallSeconds: status.wallSeconds,
+              at: now.toISOString(),
+            },
+          });
+        };
+        if (verdict === 'usage-only') {
+          if (status.wallSeconds > (s.meter[key] ?? 0)) progress();
+          return out;
+        }
+        if (verdict !== 'accepted') return [];
+        if (s.exited[status.rank]) return [];
+        if (status.state === 'running') {
+          if (!s.started[status.rank]) markStarted(status.rank, status.startedAt, now);
+          // A heartbeat: the rank is alive, and has run this long.
+          progress();
+          return out;
+        }
+        const rank = s.ranks.find((r) => r.rank === status.rank);
+        markStarted(status.rank, status.startedAt, now);
+        emit({
+          type: 'rank.exited',
+          data: {
+            jobId: jobId(),
+            attempt: status.attempt,
+            rank: status.rank,
+            providerId: edgeId,
+            exitCode: status.exitCode,
+            signal: status.signal,
+            wallSeconds: Math.max(status.wallSeconds, s.meter[key] ?? 0),
+            at: now.toISOString(),
+          },
+        });
+        if (s.phase === 'stopping') {
+          if (allStartedExited()) finish(now);
+          return out;
+        }
+        const succeeded = status.exitCode === 0 && status.signal === null;
+        if (!succeeded) {
+          const how = status.signal !== null ? `signal ${status.signal}` : `code ${String(status.exitCode)}`;
+          gangFailed(rank, 'RANK_FAILED', `rank ${status.rank} on ${edgeId} exited with ${how}`, now);
+          return out;
+        }
+        const allDone = s.ranks.every(
+          (r) => s.exited[r.rank]?.exitCode === 0 && s.exited[r.rank]?.signal === null,
+        );
+        if (allDone)
+          emit({
+            type: 'job.completed',
+            data: { jobId: jobId(), usage: usage(), faults: [], completedAt: now.toISOString() },
+          });
+        return out;
+      }
+      case 'StartReply': {
+        const { reply, now } = command;
+        if (command.jobId !== s.jobId || command.attempt !== s.attempt) return [];
+        if (s.phase !== 'launching' && s.phase !== 'running') return [];
+        if (!s.ranks.some((r) => r.rank === command.rank)) return [];
+        if (reply.outcome === 'started') {
+          markStarted(command.rank, reply.startedAt, now);
+          return out;
+        }
+        const reasons = reply.reasons.map((r) => `${r.code}: ${r.message}`).join('; ');
+        // A refusal is the edge's policy or the spec's fault: starting again would be refused again.
+        stop(
+          { kind: 'failed', code: 'START_REJECTED', message: `rank ${command.rank} refused: ${reasons}` },
+          now,
+        );
+        return out;
+      }
+      case 'Cancel': {
+        const { now } = command;
+        if (isTerminal(s.phase)) return [];
+        if (s.jobId === null) s = { ...s, jobId: command.jobId };
+        if (s.phase === 'new') {
+          emit({
+            type: 'job.cancelled',
+            data: { jobId: jobId(), usage: [], cancelledAt: now.toISOString() },
+          });
+          return out;
+        }
+        if (s.phase === 'stopping') {
+          // A restart in progress becomes the end; a failure already decided stands.
+          if (s.stopping?.outcome.kind === 'restart')
+            emit({
+              type: 'execution.stopping',
+              data: {
+                jobId: jobId(),
+                attempt: s.stopping.attempt,
+                outcome: { kind: 'cancelled', reason: command.reason },
+                stopUntil: iso(s.stopping.stopUntilMs),
+                at: now.toISOString(),
+              },
+            });
+          if (allStartedExited()) finish(now);
+          return out;
+        }
+        stop({ kind: 'cancelled', reason: command.reason }, now);
+        return out;
+      }
+      case 'Tick': {
+        const { now } = command;
+        const t = now.getTime();
+        if (!isActive(s.phase)) return [];
+        if (s.phase === 'stopping' && s.stopping && t >= s.stopping.stopUntilMs) {
+          finish(now);
+        } else if (s.phase !== 'stopping' && s.runUntilMs !== null && t >= s.runUntilMs) {
+          const minutes = Math.round((s.submission?.spec?.maxDurationMs ?? 0) / 60_000);
+          stop(
+            {
+              kind: 'failed',
+              code: 'MAX_DURATION',
+              message: `the job ran its maximum duration (${minutes} min)`,
+            },
+            now,
+          );
+        } else if (s.phase === 'launching' && s.barrierUntilMs !== null && t >= s.barrierUntilMs) {
+          const missing = s.ranks.filter((r) => !s.started[r.rank]).map((r) => r.rank);
+          stop(
+            {
+              kind: 'failed',
+              code: 'START_BARRIER',
+              message: `ranks ${missing.join(', ')} did not start before the start barrier's deadline`,
+            },
+            now,
+          );
+        } else if (s.phase === 'running') {
+          const lost = s.ranks.find(
+            (r) =>
+              s.started[r.rank] &&
+              !s.exited[r.rank] &&
+              t - (s.lastSeenMs[r.rank] ?? t) >= policy.heartbeatTimeoutMs,
+          );
+          if (lost)
+            gangFailed(
+              lost,
+              'RANK_LOST',
+              `rank ${lost.rank} on ${lost.providerId} sent no status for ${policy.heartbeatTimeoutMs} ms`,
+              now,
+            );
+        }
+        if (isActive(s.phase) && (s.lastUsageAtMs === null || t - s.lastUsageAtMs >= policy.usageReportMs)) {
+          const providers = usageOf(s.ranks, s.attempt, s.meter);
+          if (providers.length > 0 && totalGpuSeconds(providers) > s.lastReportedGpuSeconds)
+            emit({
+              type: 'usage.reported',
+              data: { jobId: jobId(), seq: s.usageSeq + 1, providers, reportedAt: now.toISOString() },
+            });
+        }
+        return out;
+      }
+      case 'MarkReleased':
+        if (!isTerminal(s.phase) || s.released) return [];
+        emit({ type: 'execution.released', data: { jobId: jobId(), at: command.now.toISOString() } });
+        return out;
+      default: {
+        const never: never = command;
+        throw new Error(`unknown command ${JSON.stringify(never)}`);
+      }
+    }
+  };
+
+  return { decide, evolve, initialState: initialExecutionState };
+};

@@ -1,0 +1,155 @@
+import { foldEvents, RankStatusReported } from '@gpunet/contracts';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  type ExecutionCommand,
+  type ExecutionEvent,
+  isTerminal,
+  jobExecutionDecider,
+} from '../src/domain/job-execution.decider';
+import { layoutRanks } from '../src/domain/launch-spec';
+import { totalGpuSeconds } from '../src/domain/usage';
+import { at, edgeId, placementOf, specOf, T0 } from './support/fixtures';
+
+const decider = jobExecutionDecider({
+  barrierMs: 60_000,
+  heartbeatTimeoutMs: 120_000,
+  usageReportMs: 30_000,
+  stopWaitMs: 20_000,
+});
+const [A, B, C] = [edgeId('A'), edgeId('B'), edgeId('C')];
+const JOB = 'job-fz';
+const spec = specOf({ strategy: 'restart_all', maxRestarts: 2 });
+const layout = layoutRanks(
+  spec,
+  placementOf([A, B]),
+  () => '10.0.0.1',
+  () => 'H100-80GB',
+);
+
+const start: ExecutionEvent[] = [
+  { type: 'execution.job-accepted', data: { jobId: JOB, tenantId: 't', gpuClasses: [], spec } },
+  {
+    type: 'execution.job-placed',
+    data: {
+      jobId: JOB,
+      tenantId: 't',
+      asset: 'USDC',
+      allocations: placementOf([A, B]),
+      holdUntil: T0,
+      attempt: 1,
+      at: T0,
+    },
+  },
+];
+
+/** Any status the contract lets through, from any edge, about any rank and attempt. */
+const statusArb = fc
+  .record({
+    edge: fc.constantFrom(A, B, C),
+    payloadEdge: fc.constantFrom(A, B, C),
+    jobId: fc.constantFrom(JOB, 'other-job'),
+    attempt: fc.integer({ min: 1, max: 4 }),
+    rank: fc.integer({ min: 0, max: 3 }),
+    state: fc.constantFrom('running' as const, 'exited' as const),
+    exitCode: fc.option(fc.integer({ min: -255, max: 255 })),
+    signal: fc.option(fc.constantFrom('SIGKILL', 'SIGTERM')),
+    wallSeconds: fc.double({ min: 0, max: 1e6, noNaN: true }),
+    second: fc.integer({ min: 0, max: 4000 }),
+  })
+  .map((s): ExecutionCommand => ({
+    type: 'RankStatus',
+    edgeId: s.edge,
+    status: RankStatusReported.schema.parse({
+      edgeId: s.payloadEdge,
+      jobId: s.jobId,
+      attempt: s.attempt,
+      rank: s.rank,
+      state: s.state,
+      startedAt: T0,
+      exitedAt: s.state === 'exited' ? T0 : null,
+      exitCode: s.exitCode,
+      signal: s.signal,
+      stopReason: null,
+      wallSeconds: s.wallSeconds,
+      reportedAt: T0,
+    }),
+    now: at(s.second),
+  }));
+
+const commandArb: fc.Arbitrary<ExecutionCommand> = fc.oneof(
+  { weight: 6, arbitrary: statusArb },
+  {
+    weight: 2,
+    arbitrary: fc.integer({ min: 0, max: 4000 }).map((s): ExecutionCommand => ({ type: 'Tick', now: at(s) })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constant<ExecutionCommand>({ type: 'Cancel', jobId: JOB, reason: null, now: at(10) }),
+  },
+  { weight: 1, arbitrary: fc.constant<ExecutionCommand>({ type: 'MarkReleased', now: at(10) }) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .record({ rank: fc.integer({ min: 0, max: 3 }), attempt: fc.integer({ min: 1, max: 3 }) })
+      .map(({ rank, attempt }): ExecutionCommand => ({
+        type: 'StartReply',
+        jobId: JOB,
+        attempt,
+        rank,
+        reply: { outcome: 'started', jobId: JOB, attempt, rank, created: true, startedAt: T0 },
+        now: at(1),
+      })),
+  },
+);
+
+describe('job execution decider under hostile and out-of-order input', () => {
+  it('never throws, never un-ends a job, never lowers the attempt, usage or its seq', () => {
+    fc.assert(
+      fc.property(fc.array(commandArb, { maxLength: 60 }), (commands) => {
+        let history: ExecutionEvent[] = [...start];
+        let state = foldEvents(decider, history);
+        const launch = decider.decide({ type: 'Launch', jobId: JOB, layout, now: at(0) }, state);
+        history = [...history, ...launch];
+        state = foldEvents(decider, history);
+        let ended = false;
+        let seq = 0;
+        let reported = 0;
+        for (const command of commands) {
+          const before = state;
+          const out = decider.decide(command, state);
+          for (const e of out) {
+            if (e.type === 'usage.reported') {
+              expect(e.data.seq).toBe(seq + 1);
+              expect(totalGpuSeconds(e.data.providers)).toBeGreaterThan(reported);
+              seq = e.data.seq;
+              reported = totalGpuSeconds(e.data.providers);
+            }
+            // Every published payload stays on contract.
+            if (e.type === 'job.completed' || e.type === 'job.failed' || e.type === 'job.cancelled')
+              for (const u of e.data.usage) expect(Number.isSafeInteger(u.gpuSeconds)).toBe(true);
+          }
+          state = out.reduce(decider.evolve, state);
+          if (ended) expect(isTerminal(state.phase)).toBe(true);
+          ended = isTerminal(state.phase);
+          expect(state.attempt).toBeGreaterThanOrEqual(before.attempt);
+          for (const [k, v] of Object.entries(before.meter)) expect(state.meter[k]).toBeGreaterThanOrEqual(v);
+          // Statuses from the wrong edge or another job never change anything.
+          if (command.type === 'RankStatus') {
+            const r = state.ranks.find((x) => x.rank === command.status.rank);
+            if (
+              !r ||
+              r.providerId !== command.edgeId ||
+              command.status.edgeId !== command.edgeId ||
+              command.status.jobId !== JOB
+            )
+              expect(out).toEqual([]);
+          }
+          if (state.phase === 'completed')
+            for (const r of state.ranks) expect(state.exited[r.rank]).toEqual({ exitCode: 0, signal: null });
+        }
+      }),
+      { numRuns: 400, seed: 40 },
+    );
+  });
+});

@@ -1,0 +1,83 @@
+import type { LaunchedRank, PayloadOf, PlacedAllocation, RankStatusReported } from '@gpunet/contracts';
+import { type NormalizedSpec, parseEnsembleSpecOrThrow } from '@gpunet/ensemble-spec';
+
+/** A valid edge id (public user nkey shape) per letter: `edgeId('B')`. */
+export const edgeId = (letter: string): string => `U${letter.repeat(55)}`;
+
+export interface SpecOptions {
+  readonly gpus?: number;
+  readonly framework?: 'torchrun' | 'horovod' | 'mpi' | 'nccl' | 'custom' | null;
+  readonly strategy?: 'stay_down' | 'restart_all' | 'restart_failed';
+  readonly maxRestarts?: number;
+  readonly maxDuration?: string;
+  readonly cmd?: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/** A process-executor spec of one allocation `main`, one GPU per rank. */
+export const specOf = (o: SpecOptions = {}): NormalizedSpec => {
+  const gpus = o.gpus ?? 2;
+  const framework = o.framework === undefined ? 'torchrun' : o.framework;
+  const strategy = o.strategy ?? 'stay_down';
+  const lines = [
+    'apiVersion: gpunet.io/v1',
+    'kind: Ensemble',
+    'metadata: { name: exec-test }',
+    `max_duration: ${o.maxDuration ?? '1h'}`,
+    'allocations:',
+    '  main:',
+    '    executor: process',
+    '    execution:',
+    `      cmd: ${JSON.stringify(o.cmd ?? ['python', 'train.py'])}`,
+    ...(o.env ? [`      env: ${JSON.stringify(o.env)}`] : []),
+    '    resources:',
+    '      cpu: { cores: 2 }',
+    '      ram: { size: 4GiB }',
+    `      gpus: { count: ${gpus}, vendor: nvidia }`,
+    ...(framework === null
+      ? []
+      : ['    distributed:', `      framework: ${framework}`, '      gpus_per_rank: 1']),
+    '    failure_recovery:',
+    `      strategy: ${strategy}`,
+    ...(strategy === 'stay_down' ? [] : [`      max_restarts: ${o.maxRestarts ?? 1}`]),
+  ];
+  return parseEnsembleSpecOrThrow(lines.join('\n'));
+};
+
+/** A placement of `main` on the given edges, `perNode` GPUs (and ranks) each. */
+export const placementOf = (edges: readonly string[], perNode = 1, name = 'main'): PlacedAllocation[] => [
+  {
+    name,
+    gpuCount: edges.length * perNode,
+    nodes: edges.map((e) => ({
+      providerId: e,
+      hostId: `host-${e.slice(0, 6)}`,
+      gpuUuids: Array.from({ length: perNode }, (_, i) => `GPU-${e.slice(1, 5)}-${i}`),
+      reservationId: `res-${e.slice(1, 7)}`,
+      ranks: perNode,
+    })),
+    predictedStepUs: 1000,
+    pricePerHourMinor: '300',
+  },
+];
+
+export const T0 = '2030-01-01T00:00:00.000Z';
+export const at = (seconds: number): Date => new Date(Date.parse(T0) + seconds * 1000);
+
+export const rankStatus = (
+  rank: LaunchedRank,
+  init: Partial<PayloadOf<typeof RankStatusReported>> & { jobId: string },
+): PayloadOf<typeof RankStatusReported> => ({
+  edgeId: rank.providerId,
+  attempt: 1,
+  rank: rank.rank,
+  state: 'running',
+  startedAt: T0,
+  exitedAt: null,
+  exitCode: null,
+  signal: null,
+  stopReason: null,
+  wallSeconds: 0,
+  reportedAt: T0,
+  ...init,
+});
