@@ -1,0 +1,155 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Database, Tx } from '@gpunet/eventing';
+
+/*
+ * API keys look like `gpn_<id>_<secret>`: the id (12 base62 characters) finds the row, the secret
+ * (32 random bytes, base64url) proves possession. Only SHA-256 of the secret is stored: a key has
+ * 256 bits of entropy, so a slow password hash would add latency to every request and no security.
+ */
+
+export const API_SCOPES = ['read', 'submit', 'admin'] as const;
+export type ApiScope = (typeof API_SCOPES)[number];
+
+export interface ApiPrincipal {
+  readonly keyId: string;
+  readonly tenantId: string;
+  readonly scopes: readonly ApiScope[];
+}
+
+const KEY_PATTERN = /^gpn_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{43})$/;
+const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+export const parseApiKey = (key: string): { keyId: string; secret: string } | null => {
+  const m = KEY_PATTERN.exec(key);
+  return m ? { keyId: m[1]!, secret: m[2]! } : null;
+};
+
+export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+
+export const secretMatches = (secret: string, storedHash: string): boolean => {
+  const a = Buffer.from(hashSecret(secret), 'hex');
+  const b = Buffer.from(storedHash, 'hex');
+  return a.length === b.length && timingSafeEqual(a, b);
+};
+
+export const generateApiKey = (): { key: string; keyId: string; secretHash: string } => {
+  const idBytes = randomBytes(12);
+  const keyId = [...idBytes].map((b) => BASE62[b % 62]).join('');
+  const secret = randomBytes(32).toString('base64url');
+  return { key: `gpn_${keyId}_${secret}`, keyId, secretHash: hashSecret(secret) };
+};
+
+export interface ApiKeyRecord {
+  readonly keyId: string;
+  readonly tenantId: string;
+  readonly scopes: readonly ApiScope[];
+  readonly name: string | null;
+  readonly createdAt: string;
+  readonly revokedAt: string | null;
+}
+
+interface KeyRow {
+  key_id: string;
+  secret_hash: string;
+  tenant_id: string;
+  scopes: ApiScope[];
+  name: string | null;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+const toRecord = (r: KeyRow): ApiKeyRecord => ({
+  keyId: r.key_id,
+  tenantId: r.tenant_id,
+  scopes: r.scopes,
+  name: r.name,
+  createdAt: r.created_at.toISOString(),
+  revokedAt: r.revoked_at?.toISOString() ?? null,
+});
+
+/** API keys and tenants' defaults in the gateway's schema. */
+export class ApiKeyStore {
+  constructor(private readonly db: Database) {}
+
+  private get s(): string {
+    return this.db.schema;
+  }
+
+  /** The principal a presented key stands for, or null (unknown, revoked, wrong secret, malformed). */
+  async authenticate(presented: string): Promise<ApiPrincipal | null> {
+    const parsed = parseApiKey(presented);
+    if (!parsed) return null;
+    const rows = await this.db.query<KeyRow>(
+      `SELECT * FROM "${this.s}".api_keys WHERE key_id = $1 AND revoked_at IS NULL`,
+      [parsed.keyId],
+    );
+    const row = rows[0];
+    if (!row || !secretMatches(parsed.secret, row.secret_hash)) return null;
+    return { keyId: row.key_id, tenantId: row.tenant_id, scopes: row.scopes };
+  }
+
+  async create(
+    input: {
+      tenantId: string;
+      scopes: readonly ApiScope[];
+      name: string | null;
+    },
+    tx?: Tx,
+  ): Promise<{ key: string; record: ApiKeyRecord }> {
+    const { key, keyId, secretHash } = generateApiKey();
+    const rows = await (tx ?? this.db).query<KeyRow>(
+      `INSERT INTO "${this.s}".api_keys (key_id, secret_hash, tenant_id, scopes, name)
+       VALUES ($1, $2, $3, $4, $5) RETURNING *`,
+      [keyId, secretHash, input.tenantId, [...new Set(input.scopes)], input.name],
+    );
+    return { key, record: toRecord(rows[0]!) };
+  }
+
+  /** Makes `key` (from configuration) a valid admin key of `tenantId`; idempotent across restarts. */
+  async ensureBootstrapKey(key: string, tenantId: string): Promise<void> {
+    const parsed = parseApiKey(key);
+    if (!parsed) throw new Error('the bootstrap admin key is malformed');
+    await this.db.query(
+      `INSERT INTO "${this.s}".api_keys (key_id, secret_hash, tenant_id, scopes, name)
+       VALUES ($1, $2, $3, $4, 'bootstrap')
+       ON CONFLICT (key_id) DO UPDATE SET secret_hash = EXCLUDED.secret_hash, tenant_id = EXCLUDED.tenant_id,
+         scopes = EXCLUDED.scopes, revoked_at = NULL`,
+      [parsed.keyId, hashSecret(parsed.secret), tenantId, ['admin', 'read', 'submit']],
+    );
+  }
+
+  async list(tenantId?: string): Promise<ApiKeyRecord[]> {
+    const rows = await this.db.query<KeyRow>(
+      tenantId === undefined
+        ? `SELECT * FROM "${this.s}".api_keys ORDER BY created_at, key_id`
+        : `SELECT * FROM "${this.s}".api_keys WHERE tenant_id = $1 ORDER BY created_at, key_id`,
+      tenantId === undefined ? [] : [tenantId],
+    );
+    return rows.map(toRecord);
+  }
+
+  /** Revokes a key; false when there is no such key. */
+  async revoke(keyId: string): Promise<boolean> {
+    const n = await this.db.execute(
+      `UPDATE "${this.s}".api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE key_id = $1`,
+      [keyId],
+    );
+    return n > 0;
+  }
+
+  async setDefaultSubnet(tenantId: string, subnetId: string | null, tx?: Tx): Promise<void> {
+    await (tx ?? this.db).execute(
+      `INSERT INTO "${this.s}".tenants (tenant_id, default_subnet) VALUES ($1, $2)
+       ON CONFLICT (tenant_id) DO UPDATE SET default_subnet = EXCLUDED.default_subnet`,
+      [tenantId, subnetId],
+    );
+  }
+
+  async defaultSubnet(tenantId: string): Promise<string | null> {
+    const rows = await this.db.query<{ default_subnet: string | null }>(
+      `SELECT default_subnet FROM "${this.s}".tenants WHERE tenant_id = $1`,
+      [tenantId],
+    );
+    return rows[0]?.default_subnet ?? null;
+  }
+}

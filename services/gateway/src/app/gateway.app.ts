@@ -1,0 +1,179 @@
+import 'reflect-metadata';
+import {
+  createMetricsRegistry,
+  defineCounter,
+  defineGauge,
+  defineHistogram,
+  type Logger,
+  type Registry,
+} from '@gpunet/telemetry';
+import { NestPinoLogger } from '@gpunet/service-runtime';
+import { type DynamicModule, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { RateLimitedError, UnauthenticatedError } from '../domain/gateway.errors';
+import { type BucketState, takeToken } from '../domain/token-bucket';
+import type { GatewayConfig } from './gateway.config';
+import { GatewayRuntime } from './gateway.runtime';
+import { AdminController } from './http/admin.controller';
+import { JobsController } from './http/jobs.controller';
+import { MarketController } from './http/market.controller';
+import { ProblemFilter, sendProblem } from './http/problem.filter';
+import type { GatewayRequest } from './http/request-context';
+import { StreamRegistry } from './http/sse';
+import { SystemController } from './http/system.controller';
+import { GATEWAY_RUNTIME, JOBS_SERVICE, MARKET_SERVICE, METRICS_REGISTRY, STREAMS } from './http/tokens';
+import { TracingInterceptor } from './http/tracing.interceptor';
+import { JobsService } from './jobs.service';
+import { MarketService } from './market.service';
+
+/** Content types whose bodies the gateway reads, as text: each route parses its own (specs need the text). */
+export const BODY_CONTENT_TYPES = [
+  'application/json',
+  'application/yaml',
+  'application/x-yaml',
+  'text/yaml',
+  'text/x-yaml',
+  'text/plain',
+];
+
+export interface GatewayAppOptions {
+  readonly config: GatewayConfig;
+  readonly logger: Logger;
+  /** Default: a fresh registry (tests). */
+  readonly metrics?: Registry;
+  /** The time of rate limiting (tests may pass a fake). Default `Date.now`. */
+  readonly nowMs?: () => number;
+}
+
+export interface RunningGateway {
+  readonly app: NestFastifyApplication;
+  readonly runtime: GatewayRuntime;
+  /** `http://host:port` the gateway listens on. */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+@Module({})
+class GatewayHttpModule {
+  static forRoot(runtime: GatewayRuntime, metrics: Registry, streams: StreamRegistry): DynamicModule {
+    return {
+      module: GatewayHttpModule,
+      controllers: [SystemController, JobsController, MarketController, AdminController],
+      providers: [
+        { provide: GATEWAY_RUNTIME, useValue: runtime },
+        { provide: METRICS_REGISTRY, useValue: metrics },
+        { provide: STREAMS, useValue: streams },
+        { provide: JOBS_SERVICE, useValue: new JobsService(runtime) },
+        { provide: MARKET_SERVICE, useValue: new MarketService(runtime) },
+      ],
+    };
+  }
+}
+
+const bearerOf = (request: FastifyRequest): string | undefined => {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m ? m[1] : '';
+};
+
+/** Authentication and the per-key rate limit for every `/v1` request, before its body is read. */
+const installAuth = (fastify: FastifyInstance, runtime: GatewayRuntime, nowMs: () => number): void => {
+  const buckets = new Map<string, BucketState>();
+  const limits = { ratePerSecond: runtime.config.rateLimitPerSecond, burst: runtime.config.rateLimitBurst };
+  fastify.addHook('onRequest', async (request) => {
+    if (!request.url.startsWith('/v1/') && request.url !== '/v1') return;
+    const presented = bearerOf(request);
+    if (presented === undefined)
+      throw new UnauthenticatedError('an API key is required: Authorization: Bearer <key>');
+    const principal = presented === '' ? null : await runtime.keys.authenticate(presented);
+    if (!principal) throw new UnauthenticatedError('the API key is invalid or revoked');
+    const taken = takeToken(buckets.get(principal.keyId), limits, nowMs());
+    buckets.set(principal.keyId, taken.state);
+    if (!taken.ok) throw new RateLimitedError(taken.retryAfterSeconds);
+    (request as GatewayRequest).principal = principal;
+  });
+};
+
+const installMetrics = (fastify: FastifyInstance, metrics: Registry): void => {
+  const requests = defineCounter(metrics, {
+    subsystem: 'gateway',
+    name: 'http_requests',
+    help: 'HTTP requests by route, method and status.',
+    labelNames: ['route', 'method', 'status'],
+  });
+  const duration = defineHistogram(metrics, {
+    subsystem: 'gateway',
+    name: 'http_request_duration',
+    unit: 'seconds',
+    help: 'Time to the response head, by route and method.',
+    labelNames: ['route', 'method'],
+  });
+  fastify.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    requests.inc({ route, method: request.method, status: String(reply.statusCode) });
+    duration.observe({ route, method: request.method }, reply.elapsedTime / 1000);
+  });
+};
+
+/**
+ * Starts the gateway: its runtime (database, NATS, relay, consumers), then the REST API on Fastify
+ * through Nest, listening on `config.host:config.port` (0: a free port).
+ */
+export const startGateway = async (options: GatewayAppOptions): Promise<RunningGateway> => {
+  const { config, logger } = options;
+  const metrics = options.metrics ?? createMetricsRegistry({ service: 'gateway' });
+  const onError = (error: unknown, context: string) => logger.error({ err: error }, context);
+  const runtime = await GatewayRuntime.create({ config, metrics, onError });
+  const openStreams = defineGauge(metrics, {
+    subsystem: 'gateway',
+    name: 'open_streams',
+    help: 'Server-sent event streams open now.',
+  });
+  const streams = new StreamRegistry(config.maxStreams, (n) => openStreams.set(n));
+  let app: NestFastifyApplication | undefined;
+  try {
+    const adapter = new FastifyAdapter({ bodyLimit: config.bodyLimitBytes, trustProxy: false });
+    app = await NestFactory.create<NestFastifyApplication>(
+      GatewayHttpModule.forRoot(runtime, metrics, streams),
+      adapter,
+      { bodyParser: false, logger: new NestPinoLogger(logger), abortOnError: false },
+    );
+    const fastify = app.getHttpAdapter().getInstance();
+    fastify.removeAllContentTypeParsers();
+    fastify.addContentTypeParser(BODY_CONTENT_TYPES, { parseAs: 'string' }, (_request, body, done) =>
+      done(null, body),
+    );
+    const logInternal = (error: unknown) => logger.error({ err: error }, 'request failed');
+    fastify.setErrorHandler((error, request, reply) => sendProblem(error, request, reply, logInternal));
+    installAuth(fastify, runtime, options.nowMs ?? Date.now);
+    installMetrics(fastify, metrics);
+    app.useGlobalFilters(new ProblemFilter(logInternal));
+    app.useGlobalInterceptors(new TracingInterceptor());
+    await app.init();
+    await runtime.start();
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await app?.close().catch(() => undefined);
+    await runtime.stop().catch(() => undefined);
+    throw error;
+  }
+  const address = app.getHttpServer().address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.port;
+  const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+  let closing: Promise<void> | undefined;
+  const running = app;
+  return {
+    app: running,
+    runtime,
+    url: `http://${host}:${port}`,
+    close: () =>
+      (closing ??= (async () => {
+        streams.closeAll();
+        await running.close();
+        await runtime.stop();
+      })()),
+  };
+};

@@ -1,0 +1,335 @@
+import {
+  AccountBalanceSchema,
+  AccountIdSchema,
+  AssetSchema,
+  EntityIdSchema,
+  JobPathReportSchema,
+  LedgerLegSchema,
+  MinorUnitsSchema,
+  SubnetEconomicsQuery,
+  SubnetParametersSchema,
+  WithdrawalSourceSchema,
+} from '@gpunet/contracts';
+import { z } from 'zod';
+import { JOB_STATUSES } from '../../domain/job-view';
+import { API_SCOPES } from '../api-keys';
+
+/*
+ * The REST API's shapes, once: handlers validate with them and the OpenAPI document is generated
+ * from them (`openapi.ts`), so the document cannot drift from what the gateway accepts.
+ */
+
+export const ProblemSchema = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.int(),
+    detail: z.string(),
+    instance: z.string(),
+    code: z.string(),
+    errors: z
+      .array(
+        z.object({
+          path: z.string(),
+          message: z.string(),
+          code: z.string().optional(),
+          line: z.int().optional(),
+          column: z.int().optional(),
+        }),
+      )
+      .optional(),
+  })
+  .meta({ id: 'Problem', description: 'RFC 9457 problem details, with `code` and the fields at fault.' });
+
+export const JobIdParams = z.strictObject({ jobId: EntityIdSchema });
+
+const Money = MinorUnitsSchema;
+
+export const JobSchema = z
+  .object({
+    jobId: z.string(),
+    tenantId: z.string(),
+    name: z.string(),
+    subnetId: z.string(),
+    asset: z.string(),
+    gpus: z.int(),
+    gpuClasses: z.array(z.string()),
+    maxPricePerGpuHour: Money,
+    maxDurationSeconds: z.int(),
+    status: z.enum(JOB_STATUSES),
+    attempt: z.int().nullable(),
+    reason: z.object({ code: z.string(), message: z.string() }).nullable(),
+    submittedAt: z.string(),
+    updatedAt: z.string(),
+    cancelRequestedAt: z.string().nullable(),
+    placement: z
+      .object({
+        allocations: z.array(
+          z.object({
+            name: z.string(),
+            gpuCount: z.int(),
+            pricePerHourMinor: Money,
+            nodes: z.array(
+              z.object({
+                providerId: z.string(),
+                hostId: z.string(),
+                gpuUuids: z.array(z.string()),
+                ranks: z.int(),
+              }),
+            ),
+          }),
+        ),
+        placedAt: z.string(),
+      })
+      .nullable(),
+    ranks: z
+      .array(
+        z.object({
+          rank: z.int(),
+          allocation: z.string(),
+          providerId: z.string(),
+          hostId: z.string(),
+          gpuUuids: z.array(z.string()),
+          gpuClass: z.string(),
+          address: z.string().meta({ description: "The rank host's overlay address (or host address)." }),
+        }),
+      )
+      .nullable(),
+    paths: JobPathReportSchema.nullable(),
+    usage: z
+      .object({
+        seq: z.int(),
+        final: z.boolean(),
+        providers: z.array(
+          z.object({ providerId: z.string(), gpuClass: z.string(), gpus: z.int(), gpuSeconds: z.int() }),
+        ),
+        gpuSeconds: z.int(),
+        at: z.string(),
+      })
+      .nullable(),
+    cost: z.object({
+      asset: z.string(),
+      escrow: Money.nullable(),
+      accrued: Money,
+      remaining: Money.nullable(),
+      settled: z
+        .object({
+          paidToProviders: Money,
+          subnetFees: Money,
+          platformFees: Money,
+          refunded: Money,
+          settledAt: z.string(),
+        })
+        .nullable(),
+    }),
+  })
+  .meta({ id: 'Job', description: 'A job: status, placement, overlay addresses, path report, usage, cost.' });
+
+/** `status=running,queued`: one or more statuses, comma-separated. */
+const StatusList = z
+  .string()
+  .max(512)
+  .transform((s, ctx) => {
+    const parts = s.split(',').map((p) => p.trim());
+    const bad = parts.filter((p) => !(JOB_STATUSES as readonly string[]).includes(p));
+    if (bad.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `unknown status ${bad.join(', ')}; one of ${JOB_STATUSES.join(', ')}`,
+      });
+      return z.NEVER;
+    }
+    return parts as (typeof JOB_STATUSES)[number][];
+  })
+  .meta({ description: `Comma-separated statuses: ${JOB_STATUSES.join(', ')}.` });
+
+const Limit = (max: number, fallback: number) =>
+  z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(max)
+    .default(fallback)
+    .meta({ description: `1–${max}, default ${fallback}.` });
+
+export const JobListQuery = z.strictObject({
+  status: StatusList.optional(),
+  subnet: EntityIdSchema.optional(),
+  limit: Limit(200, 50),
+  cursor: z.string().min(1).max(512).optional().meta({ description: '`nextCursor` of the previous page.' }),
+});
+
+export const JobListSchema = z
+  .object({ items: z.array(JobSchema), nextCursor: z.string().nullable() })
+  .meta({ id: 'JobList' });
+
+export const CancelBody = z
+  .strictObject({ reason: z.string().max(1024).optional() })
+  .meta({ id: 'CancelJob' });
+
+const BooleanFlag = z
+  .enum(['0', '1', 'true', 'false'])
+  .transform((v) => v === '1' || v === 'true')
+  .meta({ description: '1/true or 0/false.' });
+
+export const LogsQuery = z.strictObject({
+  follow: BooleanFlag.optional(),
+  rank: z.coerce.number().int().min(0).max(65_535).optional(),
+  stream: z.enum(['stdout', 'stderr']).optional(),
+});
+
+export const EventsQuery = z.strictObject({
+  after: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(Number.MAX_SAFE_INTEGER)
+    .optional()
+    .meta({ description: 'Resume after this event sequence (the SSE `id`); also the Last-Event-ID header.' }),
+});
+
+export const JobStatementSchema = z
+  .object({
+    jobId: z.string(),
+    status: z.enum(['unknown', 'funded', 'rejected', 'settled']),
+    asset: z.string().nullable(),
+    funded: Money,
+    paidToProviders: Money,
+    subnetFees: Money,
+    platformFees: Money,
+    refunded: Money,
+    pending: Money,
+    escrowBalance: Money,
+    legs: z.array(LedgerLegSchema),
+  })
+  .meta({ id: 'JobStatement' });
+
+export const CreateApiKeyBody = z
+  .strictObject({
+    tenantId: EntityIdSchema,
+    scopes: z.array(z.enum(API_SCOPES)).min(1).max(3),
+    name: z.string().min(1).max(200).optional(),
+    /** Jobs of this tenant whose spec names no subnet run here. */
+    defaultSubnet: EntityIdSchema.optional(),
+  })
+  .meta({ id: 'CreateApiKey' });
+
+export const ApiKeySchema = z
+  .object({
+    keyId: z.string(),
+    tenantId: z.string(),
+    scopes: z.array(z.enum(API_SCOPES)),
+    name: z.string().nullable(),
+    createdAt: z.string(),
+    revokedAt: z.string().nullable(),
+  })
+  .meta({ id: 'ApiKey' });
+
+export const ApiKeyCreatedSchema = z
+  .object({
+    key: z.string().nullable().meta({
+      description: 'The secret key; shown once (null on an Idempotency-Key replay), stored only hashed.',
+    }),
+    apiKey: ApiKeySchema,
+  })
+  .meta({ id: 'ApiKeyCreated' });
+
+export const ApiKeyListSchema = z.object({ items: z.array(ApiKeySchema) }).meta({ id: 'ApiKeyList' });
+
+export const ApiKeyIdParams = z.strictObject({ keyId: z.string().regex(/^[A-Za-z0-9]{12}$/) });
+
+export const ApiKeyListQuery = z.strictObject({ tenant: EntityIdSchema.optional() });
+
+export const ProvidersQuery = z.strictObject({
+  vendor: z.enum(['nvidia', 'amd']).default('nvidia'),
+  model: z
+    .string()
+    .max(512)
+    .optional()
+    .meta({ description: 'Comma-separated GPU models (e.g. H100,A100); any when absent.' }),
+  minVramBytes: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+  minGpus: z.coerce.number().int().min(1).max(64).default(1),
+  subnet: z.string().min(1).max(63).optional(),
+  limit: Limit(1000, 100),
+  cursor: z.string().min(1).max(128).optional(),
+});
+
+export const ProviderListSchema = z
+  .object({
+    items: z.array(
+      z.object({
+        providerId: z.string(),
+        name: z.string(),
+        simulated: z.boolean(),
+        subnets: z.array(z.string()),
+        asset: z.string(),
+        gpus: z.array(
+          z.object({
+            uuid: z.string(),
+            model: z.string(),
+            vendor: z.string(),
+            vramBytes: z.number(),
+            priceFloorMinor: z.string().nullable(),
+          }),
+        ),
+      }),
+    ),
+    nextCursor: z.string().nullable(),
+  })
+  .meta({ id: 'ProviderList', description: 'Online providers with free GPUs matching the filter.' });
+
+export const SubnetIdParams = z.strictObject({ subnetId: EntityIdSchema });
+
+export const CreateSubnetBody = z
+  .strictObject({
+    subnetId: EntityIdSchema,
+    asset: AssetSchema,
+    stake: Money,
+    parameters: SubnetParametersSchema,
+  })
+  .meta({ id: 'CreateSubnet' });
+
+export const JoinSubnetBody = z.strictObject({ stake: Money }).meta({ id: 'JoinSubnet' });
+
+export const AcceptedSchema = z
+  .object({
+    requestId: z.string(),
+    type: z.string(),
+    status: z.literal('accepted'),
+    detail: z.string(),
+  })
+  .meta({ id: 'Accepted', description: 'The request was recorded; its outcome arrives asynchronously.' });
+
+export const SubnetEconomicsSchema = SubnetEconomicsQuery.response.meta({ id: 'SubnetEconomics' });
+
+export const BalancesQuery = z.strictObject({ asset: AssetSchema.optional() });
+
+export const BalancesSchema = z.object({ accounts: z.array(AccountBalanceSchema) }).meta({ id: 'Balances' });
+
+export const StatementQuery = z.strictObject({
+  accountId: AccountIdSchema,
+  afterSequence: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+  limit: Limit(1000, 100),
+});
+
+export const StatementSchema = z
+  .object({
+    account: AccountBalanceSchema.nullable(),
+    entries: z.array(LedgerLegSchema.extend({ direction: z.enum(['debit', 'credit']) })),
+    nextAfterSequence: z.int().nullable(),
+  })
+  .meta({ id: 'Statement' });
+
+export const WithdrawalBody = z
+  .strictObject({
+    asset: AssetSchema,
+    amount: Money,
+    destination: z.string().min(1).max(256),
+    source: WithdrawalSourceSchema.default('wallet'),
+  })
+  .meta({ id: 'Withdrawal' });
+
+export const HealthSchema = z.object({ status: z.enum(['ok', 'unavailable']) }).meta({ id: 'Health' });
+export const ReadinessSchema = z
+  .object({ status: z.enum(['ok', 'unavailable']), database: z.boolean(), nats: z.boolean() })
+  .meta({ id: 'Readiness' });

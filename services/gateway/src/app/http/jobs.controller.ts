@@ -1,0 +1,109 @@
+import { Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { GatewayRuntime } from '../gateway.runtime';
+import type { JobsService } from '../jobs.service';
+import * as S from './api.schemas';
+import { contentTypeOf, idempotencyKeyOf, requireScope } from './request-context';
+import { sendStored } from './reply';
+import { type StreamRegistry, streamJobEvents, streamJobLogs } from './sse';
+import { GATEWAY_RUNTIME, JOBS_SERVICE, STREAMS } from './tokens';
+import { parseInput, parseJsonBody } from './validate';
+
+const rawBodyOf = (request: FastifyRequest): string => (typeof request.body === 'string' ? request.body : '');
+
+@Controller('v1/jobs')
+export class JobsController {
+  constructor(
+    @Inject(JOBS_SERVICE) private readonly jobs: JobsService,
+    @Inject(GATEWAY_RUNTIME) private readonly runtime: GatewayRuntime,
+    @Inject(STREAMS) private readonly streams: StreamRegistry,
+  ) {}
+
+  @Post()
+  async submit(
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<unknown> {
+    const principal = requireScope(request, 'submit');
+    const response = await this.jobs.submit(
+      principal,
+      rawBodyOf(request),
+      contentTypeOf(request),
+      idempotencyKeyOf(request),
+    );
+    const jobId = (response.body as { jobId?: string }).jobId;
+    return sendStored(reply, response, jobId ? `/v1/jobs/${jobId}` : undefined);
+  }
+
+  @Get()
+  list(@Req() request: FastifyRequest): Promise<unknown> {
+    const principal = requireScope(request, 'read');
+    const query = parseInput(S.JobListQuery, request.query, 'query');
+    return this.jobs.list(principal, query);
+  }
+
+  @Get(':jobId')
+  get(@Req() request: FastifyRequest): Promise<unknown> {
+    const principal = requireScope(request, 'read');
+    const { jobId } = parseInput(S.JobIdParams, request.params, 'path');
+    return this.jobs.get(principal, jobId);
+  }
+
+  @Get(':jobId/spec')
+  spec(@Req() request: FastifyRequest): Promise<unknown> {
+    const principal = requireScope(request, 'read');
+    const { jobId } = parseInput(S.JobIdParams, request.params, 'path');
+    return this.jobs.spec(principal, jobId);
+  }
+
+  @Get(':jobId/statement')
+  statement(@Req() request: FastifyRequest): Promise<unknown> {
+    const principal = requireScope(request, 'read');
+    const { jobId } = parseInput(S.JobIdParams, request.params, 'path');
+    return this.jobs.statement(principal, jobId);
+  }
+
+  @Post(':jobId/cancel')
+  async cancel(
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<unknown> {
+    const principal = requireScope(request, 'submit');
+    const { jobId } = parseInput(S.JobIdParams, request.params, 'path');
+    const raw = rawBodyOf(request);
+    const body = parseJsonBody(S.CancelBody, raw, false);
+    const response = await this.jobs.cancel(
+      principal,
+      jobId,
+      body.reason ?? null,
+      raw,
+      idempotencyKeyOf(request),
+    );
+    return sendStored(reply, response);
+  }
+
+  @Get(':jobId/events')
+  async events(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const principal = requireScope(request, 'read');
+    const { jobId } = parseInput(S.JobIdParams, request.params, 'path');
+    const query = parseInput(S.EventsQuery, request.query, 'query');
+    const lastEventId = request.headers['last-event-id'];
+    const resume =
+      typeof lastEventId === 'string' && /^[0-9]{1,15}$/.test(lastEventId) ? Number(lastEventId) : undefined;
+    await this.jobs.get(principal, jobId);
+    streamJobEvents(this.runtime, this.streams, request, reply, jobId, query.after ?? resume ?? 0);
+  }
+
+  @Get(':jobId/logs')
+  async logs(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const principal = requireScope(request, 'read');
+    const { jobId } = parseInput(S.JobIdParams, request.params, 'path');
+    const query = parseInput(S.LogsQuery, request.query, 'query');
+    await this.jobs.get(principal, jobId);
+    await streamJobLogs(this.runtime, this.streams, request, reply, jobId, {
+      follow: query.follow ?? false,
+      ...(query.rank !== undefined ? { rank: query.rank } : {}),
+      ...(query.stream !== undefined ? { stream: query.stream } : {}),
+    });
+  }
+}

@@ -1,0 +1,78 @@
+import { Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { MarketService } from '../market.service';
+import * as S from './api.schemas';
+import { idempotencyKeyOf, requireScope } from './request-context';
+import { sendStored } from './reply';
+import { MARKET_SERVICE } from './tokens';
+import { parseInput, parseJsonBody } from './validate';
+
+const rawBodyOf = (request: FastifyRequest): string => (typeof request.body === 'string' ? request.body : '');
+
+@Controller('v1')
+export class MarketController {
+  constructor(@Inject(MARKET_SERVICE) private readonly market: MarketService) {}
+
+  @Get('providers')
+  providers(@Req() request: FastifyRequest): Promise<unknown> {
+    requireScope(request, 'read');
+    return this.market.providers(parseInput(S.ProvidersQuery, request.query, 'query'));
+  }
+
+  @Post('subnets')
+  async createSubnet(
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<unknown> {
+    const principal = requireScope(request, 'submit');
+    const raw = rawBodyOf(request);
+    const body = parseJsonBody(S.CreateSubnetBody, raw, true);
+    return sendStored(reply, await this.market.createSubnet(principal, body, raw, idempotencyKeyOf(request)));
+  }
+
+  @Get('subnets/:subnetId')
+  subnet(@Req() request: FastifyRequest): Promise<unknown> {
+    requireScope(request, 'read');
+    const { subnetId } = parseInput(S.SubnetIdParams, request.params, 'path');
+    return this.market.subnet(subnetId);
+  }
+
+  @Post('subnets/:subnetId/join')
+  async join(
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<unknown> {
+    const principal = requireScope(request, 'submit');
+    const { subnetId } = parseInput(S.SubnetIdParams, request.params, 'path');
+    const raw = rawBodyOf(request);
+    const body = parseJsonBody(S.JoinSubnetBody, raw, true);
+    return sendStored(
+      reply,
+      await this.market.joinSubnet(principal, subnetId, body, raw, idempotencyKeyOf(request)),
+    );
+  }
+
+  @Get('accounts/balances')
+  balances(@Req() request: FastifyRequest): Promise<unknown> {
+    const principal = requireScope(request, 'read');
+    const { asset } = parseInput(S.BalancesQuery, request.query, 'query');
+    return this.market.balances(principal, asset);
+  }
+
+  @Get('accounts/statement')
+  statement(@Req() request: FastifyRequest): Promise<unknown> {
+    const principal = requireScope(request, 'read');
+    return this.market.statement(principal, parseInput(S.StatementQuery, request.query, 'query'));
+  }
+
+  @Post('accounts/withdrawals')
+  async withdraw(
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<unknown> {
+    const principal = requireScope(request, 'submit');
+    const raw = rawBodyOf(request);
+    const body = parseJsonBody(S.WithdrawalBody, raw, true);
+    return sendStored(reply, await this.market.withdraw(principal, body, raw, idempotencyKeyOf(request)));
+  }
+}

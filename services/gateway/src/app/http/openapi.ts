@@ -1,0 +1,162 @@
+import { z } from 'zod';
+import { ProblemSchema } from './api.schemas';
+import { ROUTES, type RouteSpec } from './routes';
+
+type JsonSchema = Record<string, unknown>;
+
+const PROBLEM_REF = { $ref: '#/components/schemas/Problem' };
+const PROBLEM = 'application/problem+json';
+
+/** Reusable schemas (`.meta({ id })`) land in components; the rest inline. */
+const registry = z.globalRegistry;
+
+const schemaOf = (
+  schema: z.ZodType,
+  io: 'input' | 'output',
+  components: Record<string, JsonSchema>,
+): JsonSchema => {
+  const json = z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    io,
+    unrepresentable: 'any',
+    metadata: registry,
+  }) as JsonSchema;
+  // Shared definitions live in components, not in each schema's $defs.
+  const moved = JSON.parse(
+    JSON.stringify(json).replaceAll('"#/$defs/', '"#/components/schemas/'),
+  ) as JsonSchema & {
+    $defs?: Record<string, JsonSchema>;
+    $schema?: string;
+  };
+  const { $defs, $schema: _schema, ...rest } = moved;
+  for (const [id, def] of Object.entries($defs ?? {})) components[id] = def;
+  const id = registry.get(schema)?.id;
+  if (typeof id === 'string') {
+    const { id: _id, ...body } = rest;
+    components[id] = body;
+    return { $ref: `#/components/schemas/${id}` };
+  }
+  return rest;
+};
+
+const parametersOf = (
+  where: 'path' | 'query',
+  shape: z.ZodObject | undefined,
+  components: Record<string, JsonSchema>,
+): JsonSchema[] => {
+  if (!shape) return [];
+  return Object.entries(shape.shape).map(([name, field]) => {
+    const f = field as z.ZodType;
+    const optional = f.safeParse(undefined).success;
+    const schema = schemaOf(f, 'input', components);
+    const description = (schema as { description?: string }).description;
+    return {
+      name,
+      in: where,
+      required: where === 'path' || !optional,
+      ...(description ? { description } : {}),
+      schema,
+    };
+  });
+};
+
+const operationOf = (route: RouteSpec, components: Record<string, JsonSchema>): JsonSchema => {
+  const parameters = [
+    ...parametersOf('path', route.params, components),
+    ...parametersOf('query', route.query, components),
+    ...(route.idempotent
+      ? [
+          {
+            name: 'Idempotency-Key',
+            in: 'header',
+            required: false,
+            description: 'Retries with the same key and body get the first response; another body gets 422.',
+            schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+          },
+        ]
+      : []),
+  ];
+  const responses: Record<string, JsonSchema> = {};
+  for (const [status, r] of Object.entries(route.responses)) {
+    const type = r.contentType ?? (Number(status) >= 400 ? PROBLEM : 'application/json');
+    const schema = r.schema
+      ? schemaOf(r.schema, 'output', components)
+      : type === PROBLEM
+        ? PROBLEM_REF
+        : undefined;
+    responses[status] = {
+      description: r.description,
+      ...(Number(status) === 204 ? {} : { content: { [type]: schema ? { schema } : {} } }),
+    };
+  }
+  const common: Record<string, string> = {
+    default: 'an error (RFC 9457 problem details)',
+  };
+  if (route.scope !== null) {
+    common['401'] = 'missing or invalid API key';
+    common['403'] = `the API key lacks the \`${route.scope}\` scope`;
+    common['429'] = 'rate limited (Retry-After)';
+  }
+  if (route.body || route.params || route.query) common['400'] ??= 'invalid request';
+  if (route.body) common['413'] = 'body too large';
+  if (route.idempotent) common['422'] = 'Idempotency-Key reused with another request';
+  for (const [status, description] of Object.entries(common))
+    responses[status] ??= { description, content: { [PROBLEM]: { schema: PROBLEM_REF } } };
+  let requestBody: JsonSchema | undefined;
+  if (route.body && 'ref' in route.body) {
+    requestBody = {
+      required: true,
+      content: Object.fromEntries(
+        route.body.contentTypes.map((t) => [
+          t,
+          { schema: { $ref: route.body && 'ref' in route.body ? route.body.ref : '' } },
+        ]),
+      ),
+    };
+  } else if (route.body) {
+    requestBody = {
+      required: route.body.required,
+      content: { 'application/json': { schema: schemaOf(route.body.schema, 'input', components) } },
+    };
+  }
+  return {
+    operationId: route.operationId,
+    tags: [route.tag],
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    ...(route.scope === null ? { security: [] } : { security: [{ apiKey: [] }], 'x-scope': route.scope }),
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(requestBody ? { requestBody } : {}),
+    responses,
+  };
+};
+
+export const API_VERSION = '1.0.0';
+
+/** The OpenAPI 3.1 document of the gateway, generated from the route table and its zod schemas. */
+export const buildOpenApiDocument = (): JsonSchema => {
+  const components: Record<string, JsonSchema> = {};
+  schemaOf(ProblemSchema, 'output', components);
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  for (const route of ROUTES) {
+    paths[route.path] ??= {};
+    paths[route.path]![route.method] = operationOf(route, components);
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'gpunet gateway',
+      version: API_VERSION,
+      description:
+        'Submit and follow jobs, browse providers, manage subnets and accounts. Authenticate with ' +
+        '`Authorization: Bearer <api key>`. Errors are RFC 9457 problem details.',
+    },
+    servers: [{ url: '/' }],
+    tags: [...new Set(ROUTES.map((r) => r.tag))].map((name) => ({ name })),
+    paths,
+    components: {
+      schemas: Object.fromEntries(Object.entries(components).sort(([a], [b]) => a.localeCompare(b))),
+      securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'gpn_<id>_<secret>' } },
+    },
+  };
+};

@@ -1,0 +1,286 @@
+import { JSON_SCHEMA_ID } from '@gpunet/ensemble-spec';
+import type { z } from 'zod';
+import type { ApiScope } from '../api-keys';
+import * as S from './api.schemas';
+
+/** One operation of the REST API, as the OpenAPI document describes it. */
+export interface RouteSpec {
+  readonly operationId: string;
+  readonly method: 'get' | 'post' | 'delete';
+  /** OpenAPI path template (`/v1/jobs/{jobId}`). */
+  readonly path: string;
+  readonly tag: string;
+  readonly summary: string;
+  readonly description?: string;
+  /** The scope the API key needs; null: no authentication (health, docs). */
+  readonly scope: ApiScope | null;
+  readonly params?: z.ZodObject;
+  readonly query?: z.ZodObject;
+  /** Request body: its zod schema, or a JSON Schema reference for the ensemble spec. */
+  readonly body?:
+    | { readonly schema: z.ZodType; readonly required: boolean }
+    | { readonly ref: string; readonly contentTypes: readonly string[] };
+  readonly idempotent?: boolean;
+  readonly responses: Readonly<
+    Record<
+      number,
+      { readonly description: string; readonly schema?: z.ZodType; readonly contentType?: string }
+    >
+  >;
+}
+
+const SSE = 'text/event-stream';
+
+export const ROUTES: readonly RouteSpec[] = [
+  {
+    operationId: 'health',
+    method: 'get',
+    path: '/healthz',
+    tag: 'system',
+    summary: 'Liveness: the process serves HTTP',
+    scope: null,
+    responses: { 200: { description: 'alive', schema: S.HealthSchema } },
+  },
+  {
+    operationId: 'readiness',
+    method: 'get',
+    path: '/readyz',
+    tag: 'system',
+    summary: 'Readiness: Postgres and NATS answer',
+    scope: null,
+    responses: {
+      200: { description: 'ready', schema: S.ReadinessSchema },
+      503: { description: 'a dependency is down', schema: S.ReadinessSchema },
+    },
+  },
+  {
+    operationId: 'metrics',
+    method: 'get',
+    path: '/metrics',
+    tag: 'system',
+    summary: 'Prometheus metrics',
+    scope: null,
+    responses: { 200: { description: 'metrics in the Prometheus text format', contentType: 'text/plain' } },
+  },
+  {
+    operationId: 'submitJob',
+    method: 'post',
+    path: '/v1/jobs',
+    tag: 'jobs',
+    summary: 'Submit a job',
+    description:
+      'The body is an ensemble spec (docs/ensemble-spec.md) in YAML (`application/yaml`) or JSON (`application/json`). ' +
+      'Errors name each field with its path and line:column in the document. The job needs a `budget`; its subnet is ' +
+      "the spec's `subnet` or the tenant's default.",
+    scope: 'submit',
+    body: { ref: JSON_SCHEMA_ID, contentTypes: ['application/yaml', 'application/json'] },
+    idempotent: true,
+    responses: {
+      202: {
+        description: 'submitted; settlement escrows its budget, then the scheduler places it',
+        schema: S.JobSchema,
+      },
+      400: { description: 'the spec is invalid (errors with paths and line:column)' },
+    },
+  },
+  {
+    operationId: 'listJobs',
+    method: 'get',
+    path: '/v1/jobs',
+    tag: 'jobs',
+    summary: "The tenant's jobs, newest first",
+    scope: 'read',
+    query: S.JobListQuery,
+    responses: { 200: { description: 'a page of jobs', schema: S.JobListSchema } },
+  },
+  {
+    operationId: 'getJob',
+    method: 'get',
+    path: '/v1/jobs/{jobId}',
+    tag: 'jobs',
+    summary: 'A job: status, placement, overlay addresses, path report, usage and cost so far',
+    scope: 'read',
+    params: S.JobIdParams,
+    responses: { 200: { description: 'the job', schema: S.JobSchema }, 404: { description: 'no such job' } },
+  },
+  {
+    operationId: 'getJobSpec',
+    method: 'get',
+    path: '/v1/jobs/{jobId}/spec',
+    tag: 'jobs',
+    summary: "The job's normalized ensemble spec",
+    scope: 'read',
+    params: S.JobIdParams,
+    responses: { 200: { description: 'the normalized spec' }, 404: { description: 'no such job' } },
+  },
+  {
+    operationId: 'cancelJob',
+    method: 'post',
+    path: '/v1/jobs/{jobId}/cancel',
+    tag: 'jobs',
+    summary: 'Cancel a job (at any stage before it ends)',
+    scope: 'submit',
+    params: S.JobIdParams,
+    body: { schema: S.CancelBody, required: false },
+    idempotent: true,
+    responses: {
+      202: { description: 'cancellation requested; execution stops the ranks', schema: S.JobSchema },
+      404: { description: 'no such job' },
+      409: { description: 'the job has already ended' },
+    },
+  },
+  {
+    operationId: 'jobEvents',
+    method: 'get',
+    path: '/v1/jobs/{jobId}/events',
+    tag: 'jobs',
+    summary: "The job's events (server-sent events): its history, then live events until it ends",
+    scope: 'read',
+    params: S.JobIdParams,
+    query: S.EventsQuery,
+    responses: {
+      200: { description: 'an event stream', contentType: SSE },
+      404: { description: 'no such job' },
+    },
+  },
+  {
+    operationId: 'jobLogs',
+    method: 'get',
+    path: '/v1/jobs/{jobId}/logs',
+    tag: 'jobs',
+    summary: "The ranks' output (server-sent events); `follow=1` keeps streaming",
+    scope: 'read',
+    params: S.JobIdParams,
+    query: S.LogsQuery,
+    responses: {
+      200: { description: 'an event stream of log chunks', contentType: SSE },
+      404: { description: 'no such job' },
+    },
+  },
+  {
+    operationId: 'jobStatement',
+    method: 'get',
+    path: '/v1/jobs/{jobId}/statement',
+    tag: 'jobs',
+    summary: "The job's money: escrow, accruals, payments, fees, refund and ledger legs",
+    scope: 'read',
+    params: S.JobIdParams,
+    responses: {
+      200: { description: 'the statement', schema: S.JobStatementSchema },
+      404: { description: 'no such job' },
+    },
+  },
+  {
+    operationId: 'listProviders',
+    method: 'get',
+    path: '/v1/providers',
+    tag: 'providers',
+    summary: 'Online providers with free GPUs, filtered by vendor, model, memory, subnet',
+    scope: 'read',
+    query: S.ProvidersQuery,
+    responses: { 200: { description: 'a page of providers', schema: S.ProviderListSchema } },
+  },
+  {
+    operationId: 'createSubnet',
+    method: 'post',
+    path: '/v1/subnets',
+    tag: 'subnets',
+    summary: "Create a subnet owned by the caller's tenant, locking its stake",
+    scope: 'submit',
+    body: { schema: S.CreateSubnetBody, required: true },
+    idempotent: true,
+    responses: {
+      202: { description: 'requested; settlement creates or rejects it', schema: S.AcceptedSchema },
+    },
+  },
+  {
+    operationId: 'getSubnet',
+    method: 'get',
+    path: '/v1/subnets/{subnetId}',
+    tag: 'subnets',
+    summary: "A subnet's economics: parameters, stake, treasury, members, settled volume",
+    scope: 'read',
+    params: S.SubnetIdParams,
+    responses: {
+      200: { description: 'the subnet', schema: S.SubnetEconomicsSchema },
+      404: { description: 'no such subnet' },
+    },
+  },
+  {
+    operationId: 'joinSubnet',
+    method: 'post',
+    path: '/v1/subnets/{subnetId}/join',
+    tag: 'subnets',
+    summary: "Join a subnet as a provider (the caller's tenant), locking a stake",
+    scope: 'submit',
+    params: S.SubnetIdParams,
+    body: { schema: S.JoinSubnetBody, required: true },
+    idempotent: true,
+    responses: { 202: { description: 'requested', schema: S.AcceptedSchema } },
+  },
+  {
+    operationId: 'balances',
+    method: 'get',
+    path: '/v1/accounts/balances',
+    tag: 'accounts',
+    summary: "The tenant's accounts with posted, pending and available balances",
+    scope: 'read',
+    query: S.BalancesQuery,
+    responses: { 200: { description: 'balances', schema: S.BalancesSchema } },
+  },
+  {
+    operationId: 'statement',
+    method: 'get',
+    path: '/v1/accounts/statement',
+    tag: 'accounts',
+    summary: "One of the tenant's accounts, entry by entry",
+    scope: 'read',
+    query: S.StatementQuery,
+    responses: {
+      200: { description: 'a page of entries', schema: S.StatementSchema },
+      404: { description: 'not your account' },
+    },
+  },
+  {
+    operationId: 'withdraw',
+    method: 'post',
+    path: '/v1/accounts/withdrawals',
+    tag: 'accounts',
+    summary: 'Withdraw funds to a chain address',
+    scope: 'submit',
+    body: { schema: S.WithdrawalBody, required: true },
+    idempotent: true,
+    responses: { 202: { description: 'requested; settlement holds and sends it', schema: S.AcceptedSchema } },
+  },
+  {
+    operationId: 'createApiKey',
+    method: 'post',
+    path: '/v1/admin/api-keys',
+    tag: 'admin',
+    summary: 'Create an API key for a tenant (the key is shown once)',
+    scope: 'admin',
+    body: { schema: S.CreateApiKeyBody, required: true },
+    idempotent: true,
+    responses: { 201: { description: 'created', schema: S.ApiKeyCreatedSchema } },
+  },
+  {
+    operationId: 'listApiKeys',
+    method: 'get',
+    path: '/v1/admin/api-keys',
+    tag: 'admin',
+    summary: 'API keys (never their secrets)',
+    scope: 'admin',
+    query: S.ApiKeyListQuery,
+    responses: { 200: { description: 'keys', schema: S.ApiKeyListSchema } },
+  },
+  {
+    operationId: 'revokeApiKey',
+    method: 'delete',
+    path: '/v1/admin/api-keys/{keyId}',
+    tag: 'admin',
+    summary: 'Revoke an API key',
+    scope: 'admin',
+    params: S.ApiKeyIdParams,
+    responses: { 204: { description: 'revoked' }, 404: { description: 'no such key' } },
+  },
+];

@@ -1,0 +1,74 @@
+import { createHash } from 'node:crypto';
+import type { Database, Tx } from '@gpunet/eventing';
+import { IdempotencyKeyReusedError, RequestValidationError } from '../domain/gateway.errors';
+import { decideIdempotency, IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency';
+
+/** A response a POST produced: what a replay with the same Idempotency-Key gets again. */
+export interface StoredResponse {
+  readonly status: number;
+  readonly body: unknown;
+  /** True when this is a replay of a stored response. */
+  readonly replayed?: boolean;
+}
+
+/** SHA-256 of what makes two requests "the same": method, route, content type and body bytes. */
+export const requestHash = (method: string, route: string, contentType: string, body: string): string =>
+  createHash('sha256')
+    .update(`${method}\n${route}\n${contentType.split(';')[0]!.trim().toLowerCase()}\n`)
+    .update(body)
+    .digest('hex');
+
+/**
+ * Runs POST handlers at most once per (tenant, Idempotency-Key). The key's row is inserted at the
+ * start of the handler's own transaction: a concurrent request with the same key waits on it and
+ * then replays the committed response; a handler that fails rolls its key back with everything else,
+ * so a corrected retry runs.
+ */
+export class IdempotencyStore {
+  constructor(private readonly db: Database) {}
+
+  async run(
+    tenantId: string,
+    key: string | undefined,
+    hash: string,
+    handler: (tx: Tx) => Promise<StoredResponse>,
+    /** What is stored for replays, when the response holds something that must not be (a secret). */
+    redact: (body: unknown) => unknown = (body) => body,
+  ): Promise<StoredResponse> {
+    if (key === undefined) return this.db.transaction(handler);
+    if (!IDEMPOTENCY_KEY_PATTERN.test(key))
+      throw new RequestValidationError([
+        { path: 'header.idempotency-key', message: 'must be 1-255 visible ASCII characters' },
+      ]);
+    return this.db.transaction(async (tx) => {
+      const inserted = await tx.query(
+        `INSERT INTO "${tx.schema}".idempotency (tenant_id, key, request_hash) VALUES ($1, $2, $3)
+         ON CONFLICT (tenant_id, key) DO NOTHING RETURNING 1`,
+        [tenantId, key, hash],
+      );
+      if (inserted.length === 0) {
+        const rows = await tx.query<{ request_hash: string; status: number; body: unknown }>(
+          `SELECT request_hash, status, body FROM "${tx.schema}".idempotency WHERE tenant_id = $1 AND key = $2`,
+          [tenantId, key],
+        );
+        const row = rows[0];
+        const decision = decideIdempotency(
+          row ? { requestHash: row.request_hash, status: row.status, body: row.body } : null,
+          hash,
+        );
+        if (decision.kind === 'mismatch')
+          throw new IdempotencyKeyReusedError(
+            'this Idempotency-Key was already used with a different request; use a new key',
+          );
+        if (decision.kind === 'replay')
+          return { status: decision.status, body: decision.body, replayed: true };
+      }
+      const response = await handler(tx);
+      await tx.execute(
+        `UPDATE "${tx.schema}".idempotency SET status = $3, body = $4 WHERE tenant_id = $1 AND key = $2`,
+        [tenantId, key, response.status, JSON.stringify(redact(response.body))],
+      );
+      return response;
+    });
+  }
+}

@@ -1,0 +1,203 @@
+import {
+  AccountStatementQuery,
+  FindCandidates,
+  type PayloadOf,
+  SettlementBalancesQuery,
+  SubnetCreateRequested,
+  SubnetEconomicsQuery,
+  SubnetJoinRequested,
+  WithdrawalRequested,
+} from '@gpunet/contracts';
+import { type PRECISIONS } from '@gpunet/ensemble-spec';
+import type { z } from 'zod';
+import { NotFoundError } from '../domain/gateway.errors';
+import type { ApiPrincipal } from './api-keys';
+import type { GatewayRuntime } from './gateway.runtime';
+import type * as S from './http/api.schemas';
+import { requestHash, type StoredResponse } from './idempotency.store';
+import { ask, gatewayEvent } from './jobs.service';
+
+const MIN_TFLOPS_ANY: Record<(typeof PRECISIONS)[number], null> = {
+  fp64: null,
+  fp32: null,
+  tf32: null,
+  fp16: null,
+  bf16: null,
+  fp8: null,
+  int8: null,
+};
+
+/**
+ * Providers, subnets and accounts: reads are settlement's and discovery's queries, writes are
+ * requests recorded as events on the GATEWAY stream that settlement acts on (its outcome is an event
+ * of its own: `subnet.created`, `subnet.request-rejected`, `withdrawal.held` …).
+ */
+export class MarketService {
+  constructor(
+    private readonly runtime: GatewayRuntime,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async providers(query: z.output<typeof S.ProvidersQuery>): Promise<unknown> {
+    const models = (query.model ?? '')
+      .split(',')
+      .map((m) => m.trim().toUpperCase().replace(/\s+/g, ' '))
+      .filter((m) => m !== '');
+    const page = await ask(this.runtime, FindCandidates, {
+      gpu: {
+        count: query.minGpus,
+        vendor: query.vendor,
+        models: [...new Set(models)].sort(),
+        minVramBytes: query.minVramBytes,
+        minComputeCapability: null,
+        amdArchitectures: [],
+        cuda: null,
+        rocm: null,
+        minTflops: MIN_TFLOPS_ANY,
+        mixedModels: true,
+      },
+      minGpusPerProvider: query.minGpus,
+      subnet: query.subnet ?? null,
+      cursor: query.cursor ?? null,
+      limit: query.limit,
+    });
+    return {
+      items: page.items.map((p) => ({
+        providerId: p.providerId,
+        name: p.name,
+        simulated: p.simulated,
+        subnets: p.subnets,
+        asset: p.asset,
+        gpus: p.gpus.map((g) => ({
+          uuid: g.uuid,
+          model: g.model,
+          vendor: g.vendor,
+          vramBytes: g.vramBytes,
+          priceFloorMinor: g.priceFloorMinor,
+        })),
+      })),
+      nextCursor: page.nextCursor,
+    };
+  }
+
+  private request(
+    principal: ApiPrincipal,
+    route: string,
+    rawBody: string,
+    idempotencyKey: string | undefined,
+    def: { type: string; version: number },
+    streamId: string,
+    data: unknown,
+    detail: string,
+  ): Promise<StoredResponse> {
+    const hash = requestHash('POST', route, 'application/json', rawBody);
+    return this.runtime.idempotency.run(principal.tenantId, idempotencyKey, hash, async (tx) => {
+      const event = gatewayEvent(def, data, this.now());
+      await this.runtime.store.append(streamId, [event], { expectedVersion: 'any', tx });
+      return { status: 202, body: { requestId: event.eventId, type: def.type, status: 'accepted', detail } };
+    });
+  }
+
+  createSubnet(
+    principal: ApiPrincipal,
+    body: z.output<typeof S.CreateSubnetBody>,
+    rawBody: string,
+    idempotencyKey: string | undefined,
+  ): Promise<StoredResponse> {
+    const data: PayloadOf<typeof SubnetCreateRequested> = {
+      subnetId: body.subnetId,
+      ownerId: principal.tenantId,
+      asset: body.asset,
+      stake: body.stake,
+      parameters: body.parameters,
+      requestedAt: this.now().toISOString(),
+    };
+    return this.request(
+      principal,
+      '/v1/subnets',
+      rawBody,
+      idempotencyKey,
+      SubnetCreateRequested,
+      `subnet-${body.subnetId}`,
+      data,
+      `settlement creates subnet ${body.subnetId} or rejects the request; GET /v1/subnets/${body.subnetId}`,
+    );
+  }
+
+  joinSubnet(
+    principal: ApiPrincipal,
+    subnetId: string,
+    body: z.output<typeof S.JoinSubnetBody>,
+    rawBody: string,
+    idempotencyKey: string | undefined,
+  ): Promise<StoredResponse> {
+    const data: PayloadOf<typeof SubnetJoinRequested> = {
+      subnetId,
+      providerId: principal.tenantId,
+      stake: body.stake,
+      requestedAt: this.now().toISOString(),
+    };
+    return this.request(
+      principal,
+      `/v1/subnets/${subnetId}/join`,
+      rawBody,
+      idempotencyKey,
+      SubnetJoinRequested,
+      `subnet-${subnetId}`,
+      data,
+      `settlement adds ${principal.tenantId} to ${subnetId} or rejects the request`,
+    );
+  }
+
+  async subnet(subnetId: string): Promise<unknown> {
+    const economics = await ask(this.runtime, SubnetEconomicsQuery, { subnetId });
+    if (!economics.exists) throw new NotFoundError(`no subnet ${subnetId}`);
+    return economics;
+  }
+
+  balances(principal: ApiPrincipal, asset: string | undefined): Promise<unknown> {
+    return ask(this.runtime, SettlementBalancesQuery, {
+      ownerId: principal.tenantId,
+      ...(asset !== undefined ? { asset } : {}),
+    });
+  }
+
+  /** An account's entries; an account of another owner does not exist for the caller. */
+  async statement(principal: ApiPrincipal, query: z.output<typeof S.StatementQuery>): Promise<unknown> {
+    const owner = query.accountId.split(':')[2]?.split('#')[0];
+    if (owner !== principal.tenantId) throw new NotFoundError(`no account ${query.accountId}`);
+    return ask(this.runtime, AccountStatementQuery, {
+      accountId: query.accountId,
+      afterSequence: query.afterSequence,
+      limit: query.limit,
+    });
+  }
+
+  withdraw(
+    principal: ApiPrincipal,
+    body: z.output<typeof S.WithdrawalBody>,
+    rawBody: string,
+    idempotencyKey: string | undefined,
+  ): Promise<StoredResponse> {
+    const withdrawalId = gatewayEvent(WithdrawalRequested, null, this.now()).eventId;
+    const data: PayloadOf<typeof WithdrawalRequested> = {
+      withdrawalId,
+      ownerId: principal.tenantId,
+      source: body.source,
+      asset: body.asset,
+      amount: body.amount,
+      destination: body.destination,
+      requestedAt: this.now().toISOString(),
+    };
+    return this.request(
+      principal,
+      '/v1/accounts/withdrawals',
+      rawBody,
+      idempotencyKey,
+      WithdrawalRequested,
+      `withdrawal-${withdrawalId}`,
+      data,
+      `withdrawal ${withdrawalId}: settlement holds the amount and sends it, or rejects it`,
+    );
+  }
+}

@@ -1,0 +1,76 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+const schemaOf = (runner: QueryRunner): string => {
+  const schema = (runner.connection.options as { schema?: string }).schema;
+  if (schema === undefined) throw new Error('the gateway migrations need DataSource.options.schema');
+  return schema;
+};
+
+/**
+ * The gateway's tables: API keys (hashes only), tenants' defaults, idempotent responses, and the
+ * jobs read model (one row per job, with its history of events for SSE).
+ */
+export class GatewayTables1764480000000 implements MigrationInterface {
+  readonly name = 'GatewayTables1764480000000';
+
+  async up(runner: QueryRunner): Promise<void> {
+    const s = schemaOf(runner);
+    await runner.query(`
+      CREATE TABLE "${s}".api_keys (
+        key_id      text        PRIMARY KEY,
+        secret_hash text        NOT NULL,
+        tenant_id   text        NOT NULL,
+        scopes      text[]      NOT NULL,
+        name        text        NULL,
+        created_at  timestamptz NOT NULL DEFAULT now(),
+        revoked_at  timestamptz NULL
+      )`);
+    await runner.query(`CREATE INDEX api_keys_tenant ON "${s}".api_keys (tenant_id)`);
+    await runner.query(`
+      CREATE TABLE "${s}".tenants (
+        tenant_id      text PRIMARY KEY,
+        default_subnet text NULL
+      )`);
+    await runner.query(`
+      CREATE TABLE "${s}".idempotency (
+        tenant_id    text        NOT NULL,
+        key          text        NOT NULL,
+        request_hash text        NOT NULL,
+        status       int         NULL,
+        body         jsonb       NULL,
+        created_at   timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (tenant_id, key)
+      )`);
+    await runner.query(`
+      CREATE TABLE "${s}".jobs (
+        job_id       text        PRIMARY KEY,
+        tenant_id    text        NOT NULL,
+        status       text        NOT NULL,
+        submitted_at timestamptz NOT NULL,
+        updated_at   timestamptz NOT NULL,
+        view         jsonb       NOT NULL,
+        spec         jsonb       NOT NULL
+      )`);
+    await runner.query(
+      `CREATE INDEX jobs_tenant_submitted ON "${s}".jobs (tenant_id, submitted_at DESC, job_id DESC)`,
+    );
+    await runner.query(`
+      CREATE TABLE "${s}".job_events (
+        seq         bigserial   PRIMARY KEY,
+        job_id      text        NOT NULL,
+        event_id    text        NOT NULL UNIQUE,
+        type        text        NOT NULL,
+        occurred_at timestamptz NOT NULL,
+        data        jsonb       NOT NULL
+      )`);
+    await runner.query(`CREATE INDEX job_events_job ON "${s}".job_events (job_id, seq)`);
+  }
+
+  async down(runner: QueryRunner): Promise<void> {
+    const s = schemaOf(runner);
+    for (const t of ['job_events', 'jobs', 'idempotency', 'tenants', 'api_keys'])
+      await runner.query(`DROP TABLE "${s}".${t}`);
+  }
+}
+
+export const gatewayMigrations = [GatewayTables1764480000000];
