@@ -4,8 +4,9 @@
 It runs unchanged under either launcher:
 
 * gpunet (framework: mpi or horovod) starts one process per rank itself and gives each the Open MPI
-  environment (OMPI_COMM_WORLD_RANK / _SIZE / _LOCAL_RANK), a hostfile at $GPUNET_HOSTFILE (lines
-  `<host> slots=<n>`) and MASTER_ADDR / MASTER_PORT;
+  environment (OMPI_COMM_WORLD_RANK / _SIZE / _LOCAL_RANK), the hostfile in $GPUNET_HOSTFILE (lines
+  `<host> slots=<n>`; either the path of the file or, when it is not a file, its text) and
+  MASTER_ADDR / MASTER_PORT;
 * Open MPI's own `mpirun -np N --hostfile HOSTFILE python3 mpi_train.py --hostfile HOSTFILE --port P`,
   which sets the same OMPI_COMM_WORLD_* variables but no MASTER_*: then the rendezvous host is the
   hostfile's first host (as for Horovod, rank 0 runs on the first slot) and the port is --port.
@@ -43,23 +44,31 @@ def fail(message):
     return 2
 
 
-def read_hostfile(path):
-    """[(host, slots)] from an Open MPI hostfile: `<host> [slots=<n>]` per line, # comments."""
+def read_hostfile(source):
+    """[(host, slots)] from an Open MPI hostfile — a path, or the text itself when it contains a
+    line break or `slots=` and is no file: `<host> [slots=<n>]` per line, # comments."""
+    path = source
+    if os.path.isfile(source):
+        with open(source, encoding="utf-8") as f:
+            text = f.read()
+    elif "\n" in source or "slots=" in source:
+        path, text = "$GPUNET_HOSTFILE", source
+    else:
+        raise ValueError(f"{source}: no such file")
     hosts = []
-    with open(path, encoding="utf-8") as f:
-        for number, raw in enumerate(f, 1):
-            line = raw.split("#", 1)[0].strip()
-            if not line:
-                continue
-            host, *options = line.split()
-            slots = 1
-            for option in options:
-                key, _, value = option.partition("=")
-                if key == "slots":  # max_slots and others do not change how many ranks fit
-                    if not value.isdigit() or int(value) < 1:
-                        raise ValueError(f"{path}:{number}: slots must be a positive integer, got {value!r}")
-                    slots = int(value)
-            hosts.append((host, slots))
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        host, *options = line.split()
+        slots = 1
+        for option in options:
+            key, _, value = option.partition("=")
+            if key == "slots":  # max_slots and others do not change how many ranks fit
+                if not value.isdigit() or int(value) < 1:
+                    raise ValueError(f"{path}:{number}: slots must be a positive integer, got {value!r}")
+                slots = int(value)
+        hosts.append((host, slots))
     if not hosts:
         raise ValueError(f"{path}: no hosts")
     return hosts
@@ -96,7 +105,7 @@ def main():
         return fail(f"cannot read the hostfile: {error}")
     slots = sum(n for _, n in hosts)
     if slots < world_size:
-        return fail(f"the hostfile {hostfile} offers {slots} slots for {world_size} ranks")
+        return fail(f"the hostfile offers {slots} slots for {world_size} ranks: {hostfile!r}")
 
     # torch.distributed's env:// rendezvous: gpunet's MASTER_* if given, else the first host.
     os.environ.setdefault("MASTER_ADDR", hosts[0][0])
