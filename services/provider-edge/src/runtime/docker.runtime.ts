@@ -385,8 +385,7 @@ class ContainerRank implements DockerRunningRank {
   private pidsHits = 0;
   private poller: NodeJS.Timeout | undefined;
   private readonly output: Promise<void>;
-  private resolveStarted!: () => void;
-  private readonly startedSignal = new Promise<void>((r) => (this.resolveStarted = r));
+  private resolveExited!: (exit: RankExit) => void;
 
   constructor(
     private readonly container: Docker.Container,
@@ -412,12 +411,14 @@ class ContainerRank implements DockerRunningRank {
       lines(stdout, (l) => this.emit('stdout', l)),
       lines(stderr, (l) => this.emit('stderr', l)),
     ]).then(() => undefined);
-    this.exited = this.watch();
-    // Never an unhandled rejection: watch() does not reject, but be explicit.
-    this.exited.catch(() => undefined);
+    this.exited = new Promise<RankExit>((resolve) => (this.resolveExited = resolve));
   }
 
-  /** Resolves once the container runs (its cgroup exists). */
+  /**
+   * Called once the engine started the container: finds its pids cgroup and starts waiting for
+   * its exit. (A wait begun before the start would return at once: "not running" is true of a
+   * created container.)
+   */
   async started(): Promise<void> {
     try {
       const info = await this.container.inspect();
@@ -425,11 +426,11 @@ class ContainerRank implements DockerRunningRank {
     } catch {
       this.pidsFile = null;
     }
-    this.resolveStarted();
     if (this.pidsFile !== null) {
       this.poller = setInterval(() => void this.pidsLimitHits(), this.options.pidsPollMs ?? 1_000);
       this.poller.unref();
     }
+    void this.watch().then(this.resolveExited);
   }
 
   onOutput(listener: (stream: 'stdout' | 'stderr', line: string) => void): void {
@@ -475,7 +476,6 @@ class ContainerRank implements DockerRunningRank {
     } catch (e) {
       this.log('warn', 'waiting on a rank container failed', { container: this.id, error: messageOf(e) });
     }
-    await this.startedSignal;
     if (this.poller !== undefined) clearInterval(this.poller);
     let oomKilled = false;
     try {
