@@ -21,6 +21,9 @@ import {
 import { createUser } from '@nats-io/nkeys';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
+import { mkdtemp, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControlPlaneNats, startControlPlaneNats, startEdgeAgent } from './support/command-plane';
 import { controlPlaneKeys, glooEvents, relayAt, startGloo, startRelay } from './support/overlay-job';
@@ -214,6 +217,60 @@ describe.skipIf(!ok)('overlay command plane: coordinator → NATS → edge agent
     for (const p of netnsPrefixes) expect(names).not.toContain(rankNetnsName(job, p));
     // The first job is untouched.
     for (const p of netnsPrefixes) expect(names).toContain(rankNetnsName(jobId, p));
+  });
+
+  it('an edge that cannot run overlays answers failed with the reason: no CAP_NET_ADMIN, no wireguard-go', async () => {
+    const [noCaps, noWireGuard] = [createUser().getPublicKey(), createUser().getPublicKey()];
+    // A PATH with `ip` and nothing else: no wireguard-go.
+    const bin = await mkdtemp(join(tmpdir(), 'gpo-bin-'));
+    await symlink('/usr/sbin/ip', join(bin, 'ip'));
+    try {
+      agents.push(
+        await startEdgeAgent(net.host('ha').ns, {
+          edgeId: noCaps,
+          natsUrl: nats.hostUrl,
+          prefix,
+          netnsPrefix: `${tb.prefix}-ec`,
+          wrap: ['/usr/bin/setpriv', '--bounding-set', '-net_admin', '--inh-caps', '-net_admin'],
+        }),
+        await startEdgeAgent(net.host('hb').ns, {
+          edgeId: noWireGuard,
+          natsUrl: nats.hostUrl,
+          prefix,
+          netnsPrefix: `${tb.prefix}-ed`,
+          env: { PATH: bin, OVERLAY_BACKEND: 'userspace' },
+        }),
+      );
+      const job = 'job-unable';
+      const error = await coordinator
+        .prepare({
+          jobId: job,
+          hosts: [edges[0]!, noCaps, noWireGuard].map((edgeId, i) => ({ edgeId, hostId: `h${i}` })),
+          relays: [relayAt(net.host('relay').address)],
+          admission: { signingKey: controlPlaneKeys.signingKey },
+          networksInUse: [overlay.networkCidr],
+        })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OverlayPrepareError);
+      expect((error as OverlayPrepareError).failures).toEqual([
+        {
+          edgeId: noCaps,
+          stage: 'attach',
+          outcome: 'failed',
+          reason: expect.stringMatching(/CAP_NET_ADMIN/),
+        },
+        {
+          edgeId: noWireGuard,
+          stage: 'attach',
+          outcome: 'failed',
+          reason: expect.stringMatching(/wireguard-go/),
+        },
+      ]);
+      // The edge that could attach was detached again.
+      expect(await listNamespaces()).not.toContain(rankNetnsName(job, netnsPrefixes[0]));
+    } finally {
+      await rm(bin, { recursive: true, force: true });
+    }
   });
 
   it('teardown detaches every edge: interfaces and rank namespaces are gone, and a repeat is harmless', async () => {

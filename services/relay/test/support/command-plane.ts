@@ -65,6 +65,10 @@ export interface EdgeAgentSettings {
   /** Distinct per agent: named namespaces are machine-wide. */
   readonly netnsPrefix: string;
   readonly probeWindowMs?: number;
+  /** argv run between `nsenter` and the agent (`setpriv` to drop capabilities). */
+  readonly wrap?: readonly string[];
+  /** Extra environment (a `PATH` without wireguard-go, `OVERLAY_BACKEND`). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -75,7 +79,12 @@ export interface EdgeAgentSettings {
  * host itself.
  */
 export const startEdgeAgent = async (ns: Netns, settings: EdgeAgentSettings): Promise<TestProcess> => {
-  const argv = ['nsenter', `--net=/run/netns/${ns.name}`, ...tsxArgv(EDGE_OVERLAY_AGENT_MAIN)];
+  const argv = [
+    '/usr/bin/nsenter',
+    `--net=/run/netns/${ns.name}`,
+    ...(settings.wrap ?? []),
+    ...tsxArgv(EDGE_OVERLAY_AGENT_MAIN),
+  ];
   const agent = new TestProcess(`edge agent ${settings.netnsPrefix} (in ${ns.name})`, argv, {
     cwd: REPO_ROOT,
     env: tsxEnv({
@@ -84,6 +93,7 @@ export const startEdgeAgent = async (ns: Netns, settings: EdgeAgentSettings): Pr
       SUBJECT_PREFIX: settings.prefix,
       NETNS_PREFIX: settings.netnsPrefix,
       OVERLAY_PROBE_WINDOW_MS: String(settings.probeWindowMs ?? 2_000),
+      ...settings.env,
     }),
   });
   await agent.waitForOutput(/edge overlay agent ready/, { timeoutMs: 60_000 });
