@@ -180,8 +180,11 @@ export class RankAgent {
       return l.handle.stop(this.options.stopGraceMs ?? 10_000);
     });
     await Promise.allSettled(exits);
-    // The exits are recorded through `exclusive`; wait for those to have run.
-    while (this.live.size > 0) await new Promise((r) => setTimeout(r, 10));
+    // The exits are recorded through `exclusive`; wait for those to have run (bounded: a runtime
+    // that never reports an exit must not keep the edge from stopping).
+    const until = performance.now() + 30_000;
+    while (this.live.size > 0 && performance.now() < until) await new Promise((r) => setTimeout(r, 10));
+    for (const l of this.live.values()) clearTimeout(l.deadline);
   }
 
   /** Resolves once every queued status was acknowledged. */

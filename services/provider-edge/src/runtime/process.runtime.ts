@@ -192,6 +192,10 @@ export class ProcessRuntime implements RankRuntime {
       stdio: ['ignore', 'pipe', 'pipe'],
       shell: false,
     });
+    // Listened for at once: a rank that exits within microseconds must not be missed.
+    const exitEvent = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.once('exit', (code, signal) => resolve([code, signal])),
+    );
     const spawned = await new Promise<Error | null>((resolve) => {
       child.once('spawn', () => resolve(null));
       child.once('error', (e) => resolve(e));
@@ -200,7 +204,7 @@ export class ProcessRuntime implements RankRuntime {
       throw new RankStartError(`could not start ${argv[0]!.slice(0, 256)}: ${String(spawned)}`, 'cmd[0]');
     const pid = child.pid;
     const record = await this.writeRecord(pid, launch.labels);
-    return this.watch(child, pid, record);
+    return this.watch(child, pid, record, exitEvent);
   }
 
   async reapOrphans(edgeId: string): Promise<number> {
@@ -294,7 +298,12 @@ export class ProcessRuntime implements RankRuntime {
     return stats.filter((s): s is ProcStat => s !== null && s.session === sid);
   }
 
-  private watch(child: ChildProcess, pid: number, record: PidRecord | null): RunningRank {
+  private watch(
+    child: ChildProcess,
+    pid: number,
+    record: PidRecord | null,
+    exitEvent: Promise<[number | null, NodeJS.Signals | null]>,
+  ): RunningRank {
     const listeners: ((stream: 'stdout' | 'stderr', line: string) => void)[] = [];
     const emit = (stream: 'stdout' | 'stderr') => (line: string) => {
       for (const l of listeners) l(stream, line);
@@ -315,8 +324,10 @@ export class ProcessRuntime implements RankRuntime {
 
     let stopSignal: NodeJS.Signals | null = null;
     let killTimer: NodeJS.Timeout | undefined;
+    let done = false;
     const exited = new Promise<RankExit>((resolve) => {
-      child.once('exit', (code, signal) => {
+      void exitEvent.then(([code, signal]) => {
+        done = true;
         clearTimeout(killTimer);
         // The rank is its leader's lifetime: what it forked and left behind goes with it.
         signalGroup(pid, 'SIGKILL');
@@ -344,7 +355,7 @@ export class ProcessRuntime implements RankRuntime {
       onOutput: (listener) => void listeners.push(listener),
       exited,
       stop: (graceMs) => {
-        if (stopSignal === null && child.exitCode === null && child.signalCode === null) {
+        if (stopSignal === null && !done) {
           stopSignal = 'SIGTERM';
           signalGroup(pid, 'SIGTERM');
           killTimer = setTimeout(() => {
