@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseNvidiaSmiList, parseNvidiaSmiQuery } from '../src/domain/detection/nvidia-smi.parser';
@@ -428,5 +430,14 @@ describe('fuzz: the builder only ever throws RankStartError', () => {
       ),
       { seed: 20300101, numRuns: 500 },
     );
+  });
+});
+
+describe('docs/security.md', () => {
+  const doc = readFileSync(join(import.meta.dirname, '../../../docs/security.md'), 'utf8');
+  // The page must explain every setting the builder makes: a new one cannot slip in undocumented.
+  it('names every HostConfig setting of a rank container', () => {
+    const keys = Object.keys(rankContainerOptions(input()).HostConfig!);
+    expect(keys.filter((k) => !doc.includes(`\`${k}`))).toEqual([]);
   });
 });
