@@ -296,4 +296,23 @@ describe('placement engine', () => {
     clock.advance(30 * 60_000);
     await w.emitted.waitFor((x) => x.type === 'job.unschedulable', { timeoutMs: 5_000 });
   });
+
+  it('a placed job’s GPUs are offered again only once its edge reports it no longer holds them', async () => {
+    const clock = new FakeClock('2030-01-01T00:00:00Z');
+    const w = world({ [A]: 'accept' }, 2);
+    const engine = engineFor(w, clock);
+    engine.submit(fundedJob({ jobId: 'job-1', gpus: 2 }));
+    await w.emitted.waitFor((e) => e.type === 'job.placed', { timeoutMs: 5_000 });
+    // Discovery still offers A's GPUs (it has not heard of the reservation): never offered twice.
+    engine.submit(fundedJob({ jobId: 'job-2', gpus: 2 }));
+    await waitFor(() => engine.status('job-2')?.status === 'waiting', { timeoutMs: 2_000 });
+    const gpus = w.reserveCalls[0]!.request.gpuUuids;
+    engine.reservationsChanged(A, gpus); // A still holds them
+    engine.capacityChanged();
+    await waitFor(() => engine.status('job-2')?.status === 'waiting', { timeoutMs: 2_000 });
+    expect(w.reserveCalls).toHaveLength(1);
+    engine.reservationsChanged(A, []); // job-1 ended on A
+    engine.capacityChanged();
+    await waitFor(() => engine.status('job-2')?.status === 'placed', { timeoutMs: 2_000 });
+  });
 });

@@ -4,9 +4,12 @@ import {
   type CandidateProvider,
   type Envelope,
   FindCandidates,
+  JobCancelled,
   JobFunded,
   type JobPlaced,
+  JobSubmitted,
   JobSubmittedV1,
+  ProviderReservationsChanged,
   type InputOf,
   type MessageDefinition,
   type PayloadOf,
@@ -14,6 +17,7 @@ import {
   ReleaseOnEdge,
   ReserveOnEdge,
 } from '@gpunet/contracts';
+import { parseEnsembleSpecOrThrow } from '@gpunet/ensemble-spec';
 import { serveQuery } from '@gpunet/eventing';
 import {
   EventCollector,
@@ -53,7 +57,9 @@ describe('scheduler (NATS + Postgres)', () => {
   const gpus = new Map<string, number>();
   /** reservationId → edge, for every reservation an edge currently holds. */
   const holds = new Map<string, string>();
-  const reserved: { edge: string; reservationId: string }[] = [];
+  const reserved: { edge: string; reservationId: string; request: PayloadOf<typeof ReserveOnEdge> }[] = [];
+  /** reservationId → the GPUs it holds, for discovery's answers (held GPUs are not offered). */
+  const heldGpus = new Map<string, readonly string[]>();
 
   const addEdge = (id: string, b: Behaviour, n = 2) => {
     behaviour.set(id, b);
@@ -62,7 +68,7 @@ describe('scheduler (NATS + Postgres)', () => {
       nats.nc.subscribe(ReserveOnEdge.subject({ edgeId: id }, nats.prefix), {
         callback: (_e: unknown, msg: Msg) => {
           const { data } = msg.json<{ data: PayloadOf<typeof ReserveOnEdge> }>();
-          reserved.push({ edge: id, reservationId: data.reservationId });
+          reserved.push({ edge: id, reservationId: data.reservationId, request: data });
           const now = behaviour.get(id);
           if (now === 'silent') return;
           if (now === 'decline') {
@@ -82,6 +88,7 @@ describe('scheduler (NATS + Postgres)', () => {
             return;
           }
           holds.set(data.reservationId, id);
+          heldGpus.set(data.reservationId, data.gpuUuids);
           msg.respond(
             JSON.stringify({ reservationId: data.reservationId, outcome: 'accepted', reasons: [] }),
           );
@@ -92,6 +99,7 @@ describe('scheduler (NATS + Postgres)', () => {
           const { data } = msg.json<{ data: PayloadOf<typeof ReleaseOnEdge> }>();
           if (behaviour.get(id) === 'silent') return;
           const released = holds.delete(data.reservationId);
+          heldGpus.delete(data.reservationId);
           msg.respond(JSON.stringify({ reservationId: data.reservationId, released }));
         },
       }),
@@ -169,6 +177,10 @@ describe('scheduler (NATS + Postgres)', () => {
           const items: CandidateProvider[] = [...behaviour.keys()]
             .filter((id) => !request.excludeProviders.includes(id))
             .map((id) => candidate(id, gpus.get(id) ?? 0))
+            .map((c) => {
+              const held = new Set([...heldGpus.values()].flat());
+              return { ...c, gpus: c.gpus.filter((g) => !held.has(g.uuid)) };
+            })
             .filter((c) => c.gpus.length > 0);
           return Promise.resolve({ items, nextCursor: null });
         },
@@ -278,5 +290,94 @@ describe('scheduler (NATS + Postgres)', () => {
       app = standbyApp;
       runtime = standby;
     }
+  });
+
+  it('concurrent jobs exceeding capacity → queued with the core’s reasons → placed as capacity frees', async () => {
+    // The job left waiting by the earlier tests is cancelled, so that it competes for nothing here.
+    await publish(
+      JobCancelled,
+      { jobId: 'job-int-2', usage: [], cancelledAt: clock.now().toISOString() },
+      'job-int-2',
+    );
+    await waitFor(() => runtime.engine.status('job-int-2')?.status === 'cancelled', {
+      timeoutMs: 10_000,
+      description: 'job-int-2 cancelled',
+    });
+    for (const id of [edgeId('E'), edgeId('F')]) gpus.set(id, 0); // retire the earlier edges
+    const [g, h] = [edgeId('G'), edgeId('H')];
+    addEdge(g, 'accept', 2);
+    addEdge(h, 'accept', 2);
+    // Each job: two ranks of one H100, 1 core and 2 GiB each, on one node — a whole edge.
+    const spec = parseEnsembleSpecOrThrow(`apiVersion: gpunet.io/v1
+kind: Ensemble
+metadata: { name: two-ranks }
+max_duration: 1h
+allocations:
+  main:
+    execution: { image: ghcr.io/example/train:1.0, cmd: [python, train.py] }
+    resources:
+      cpu: { cores: 1 }
+      ram: { size: 2GiB }
+      gpus: { count: 2, models: [H100] }
+    distributed: { framework: torchrun, gpus_per_rank: 1, max_nodes: 1 }
+`);
+    const ids = ['job-int-3a', 'job-int-3b', 'job-int-3c'];
+    await Promise.all(
+      ids.map(async (jobId, i) => {
+        const funded = fundedJob({ jobId, tenantId: `tenant-3${i}`, gpus: 2 });
+        const submitted = { ...submittedV1(funded), spec };
+        // Either order: the last job's funding arrives before its submission.
+        if (i === 2) await publish(JobFunded, funded, jobId);
+        await publish(JobSubmitted, submitted, jobId);
+        if (i !== 2) await publish(JobFunded, funded, jobId);
+      }),
+    );
+    const placedOf = (jobId: string) =>
+      events.items.find((e) => e.type === 'job.placed' && (e.data as { jobId: string }).jobId === jobId);
+    await waitFor(
+      () =>
+        ids.filter((id) => placedOf(id)).length === 2 &&
+        ids.some((id) => runtime.engine.status(id)?.status === 'waiting'),
+      { timeoutMs: 15_000, description: 'two jobs placed, one waiting for capacity' },
+    );
+    const waiting = ids.find((id) => !placedOf(id))!;
+    const queued = await events.waitFor(
+      (e) =>
+        e.type === 'job.queued' &&
+        (e.data as { jobId: string }).jobId === waiting &&
+        (e.data as { reason: string | null }).reason !== null,
+      { timeoutMs: 10_000 },
+    );
+    expect((queued.data as { reason: string }).reason).toMatch(/2 GPUs asked/);
+    // Every placed node holds whole ranks and reserved what its ranks need.
+    const first = placedOf(ids.find((id) => id !== waiting)!)!;
+    const [node] = (first.data as PayloadOf<typeof JobPlaced>).allocations[0]!.nodes;
+    expect(node!.ranks).toBe(2);
+    expect(reserved.find((r) => r.reservationId === node!.reservationId)!.request).toMatchObject({
+      cpuMillicores: 2_000,
+      memoryBytes: 4 * 1024 ** 3,
+      image: 'ghcr.io/example/train:1.0',
+      maxDurationMs: 3_600_000,
+    });
+    // The first job ends: its edge drops the reservation and discovery announces it.
+    holds.delete(node!.reservationId);
+    heldGpus.delete(node!.reservationId);
+    const changed = buildEnvelope(
+      ProviderReservationsChanged,
+      { providerId: node!.providerId, sequence: 1, at: clock.now().toISOString(), reservations: [] },
+      { streamId: node!.providerId },
+    );
+    await runtime.nats.js.publish(
+      ProviderReservationsChanged.subject(undefined, nats.prefix),
+      JSON.stringify(changed),
+      { msgID: changed.eventId },
+    );
+    const placed = await events.waitFor(
+      (e) => e.type === 'job.placed' && (e.data as { jobId: string }).jobId === waiting,
+      { timeoutMs: 15_000 },
+    );
+    const nodes = (placed.data as PayloadOf<typeof JobPlaced>).allocations.flatMap((a) => a.nodes);
+    expect(nodes.map((n) => n.providerId)).toEqual([node!.providerId]);
+    expect(await runtime.openJobs()).toEqual([]);
   });
 });

@@ -93,11 +93,15 @@ interface JobEntry {
 export class PlacementEngine {
   private readonly jobs = new Map<string, JobEntry>();
   private queue: FairQueue = emptyQueue;
+  /** Counts capacity events, so that an attempt knows whether one came while it ran. */
+  private capacityEpoch = 0;
   private pumping = false;
   private active = true;
   private readonly decider;
   /** GPUs of rounds in flight and placed jobs discovery may not know of yet: never offered twice. */
   private readonly held = new Map<string, string>();
+  /** The provider of every held GPU (GPU uuid → provider id). */
+  private readonly heldOn = new Map<string, string>();
   private emits: Promise<void> = Promise.resolve();
   private readonly deadlineMs: number;
   private readonly holdMs: number;
@@ -133,8 +137,25 @@ export class PlacementEngine {
 
   /** Capacity appeared somewhere (`provider.online`, reservations released …): parked jobs try again. */
   capacityChanged(): void {
+    this.capacityEpoch++;
     this.queue = markReady(this.queue);
     this.kick();
+  }
+
+  /**
+   * A provider's edge reported the GPUs it holds (`provider.reservations-changed`): discovery knows
+   * them from now on, so placed jobs' GPUs on it that the edge no longer holds (the job ended, the
+   * hold lapsed) are offered again. A stale report can free a GPU too early; the edge then declines
+   * the reservation and the job is retried elsewhere, so the edge stays the one source of truth.
+   */
+  reservationsChanged(providerId: string, reservedGpuUuids: readonly string[]): void {
+    const reserved = new Set(reservedGpuUuids);
+    for (const [gpu, jobId] of this.held) {
+      if (this.heldOn.get(gpu) !== providerId || reserved.has(gpu)) continue;
+      if (this.jobs.get(jobId)?.state.status !== 'placed') continue; // a round in flight keeps its GPUs
+      this.held.delete(gpu);
+      this.heldOn.delete(gpu);
+    }
   }
 
   cancel(jobId: string): void {
@@ -197,7 +218,11 @@ export class PlacementEngine {
         return;
       case 'RoundStarted':
         for (const a of event.data.allocations)
-          for (const n of a.nodes) for (const g of n.gpuUuids) this.held.set(g, job.jobId);
+          for (const n of a.nodes)
+            for (const g of n.gpuUuids) {
+              this.held.set(g, job.jobId);
+              this.heldOn.set(g, n.providerId);
+            }
         return;
       case 'RoundAborted':
         this.unhold(job.jobId);
@@ -248,7 +273,11 @@ export class PlacementEngine {
   }
 
   private unhold(jobId: string): void {
-    for (const [gpu, owner] of this.held) if (owner === jobId) this.held.delete(gpu);
+    for (const [gpu, owner] of this.held) {
+      if (owner !== jobId) continue;
+      this.held.delete(gpu);
+      this.heldOn.delete(gpu);
+    }
   }
 
   private emit(jobId: string, def: MessageDefinition, data: unknown): void {
@@ -310,6 +339,7 @@ export class PlacementEngine {
       return;
     }
     const { plan } = entry.plan;
+    const epoch = this.capacityEpoch;
     const answers = await Promise.all(
       plan.allocations.map((a) => this.options.ports.findCandidates(a.query, entry.state.excluded)),
     );
@@ -356,6 +386,12 @@ export class PlacementEngine {
         reasons: result.reasons,
         at: this.now(),
       });
+      if (entry.state.status === 'waiting') {
+        // Still no room: back in the queue (taking it out removed it), parked unless capacity
+        // changed while this attempt ran — then it may fit already and goes again at once.
+        this.queue = enqueue(this.queue, jobId, job.tenantId);
+        if (this.capacityEpoch === epoch) this.queue = park(this.queue, jobId);
+      }
       return;
     }
     const roundId = this.options.newId();

@@ -221,8 +221,19 @@ export class SchedulerRuntime {
           ProviderInventoryChanged,
           ProviderPolicyChanged,
         ],
-        handle: (_envelope, { tx }) => {
-          tx.onCommit(() => engine.capacityChanged());
+        handle: (envelope, { tx }) => {
+          tx.onCommit(() => {
+            if (envelope.type === ProviderReservationsChanged.type) {
+              const { providerId, reservations } = envelope.data as PayloadOf<
+                typeof ProviderReservationsChanged
+              >;
+              engine.reservationsChanged(
+                providerId,
+                reservations.flatMap((r) => r.gpuUuids),
+              );
+            }
+            engine.capacityChanged();
+          });
           return Promise.resolve();
         },
       }),
