@@ -540,26 +540,36 @@ class ContainerRank implements DockerRunningRank {
  * unified one); null when it cannot be found (another cgroup layout, no permission).
  */
 const pidsEventsFile = async (pid: number, root = '/sys/fs/cgroup'): Promise<string | null> => {
+  let text: string;
   try {
-    const text = await readFile(`/proc/${pid}/cgroup`, 'utf8');
-    for (const line of text.split('\n')) {
-      const [, controllers, path] = line.split(':', 3) as [string, string | undefined, string | undefined];
-      if (path === undefined || controllers === undefined) continue;
-      const file = controllers.split(',').includes('pids')
-        ? `${root}/pids${path}/pids.events`
-        : controllers === '' && line.startsWith('0::')
-          ? `${root}${path}/pids.events`
-          : null;
-      if (file === null) continue;
-      try {
-        await readFile(file, 'utf8');
-        return file;
-      } catch {
-        // Try the next line (a v1 host may list a unified 0:: entry too).
-      }
-    }
+    text = await readFile(`/proc/${pid}/cgroup`, 'utf8');
   } catch {
-    // The process is gone already.
+    return null; // The process is gone already.
+  }
+  for (const file of pidsEventsCandidates(text, root)) {
+    try {
+      await readFile(file, 'utf8');
+      return file;
+    } catch {
+      // Try the next one (a v1 host may list a unified 0:: entry too).
+    }
   }
   return null;
+};
+
+/**
+ * Where a process's `pids.events` may be, from its `/proc/<pid>/cgroup`: the v1 `pids` hierarchy
+ * first, then the v2 unified one. Paths climbing out of `root` are ignored.
+ */
+export const pidsEventsCandidates = (procCgroup: string, root = '/sys/fs/cgroup'): string[] => {
+  const v1: string[] = [];
+  const v2: string[] = [];
+  for (const line of procCgroup.split('\n')) {
+    const m = /^[0-9]+:([^:]*):(\/[^\n]*)$/.exec(line.trim());
+    if (!m || m[2]!.split('/').includes('..')) continue;
+    const path = m[2] === '/' ? '' : m[2]!;
+    if (m[1]!.split(',').includes('pids')) v1.push(`${root}/pids${path}/pids.events`);
+    else if (m[1] === '' && line.startsWith('0::')) v2.push(`${root}${path}/pids.events`);
+  }
+  return [...v1, ...v2];
 };
