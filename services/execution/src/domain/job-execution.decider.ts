@@ -226,7 +226,8 @@ export const jobExecutionDecider = (
       case 'execution.job-accepted':
         return { ...s, jobId: e.data.jobId, submission: e.data };
       case 'execution.job-placed':
-        return { ...s, jobId: e.data.jobId, placement: e.data };
+        // A placement that arrives after the end holds reservations again: they are owed a release.
+        return { ...s, jobId: e.data.jobId, placement: e.data, released: false };
       case 'execution.rank-started':
         if (e.data.attempt !== s.attempt) return s;
         return {

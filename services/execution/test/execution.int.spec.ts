@@ -1,0 +1,362 @@
+import 'reflect-metadata';
+import {
+  buildEnvelope,
+  type Envelope,
+  JobCancelRequested,
+  type JobCompleted,
+  JobPlaced,
+  JobSubmitted,
+  type MessageDefinition,
+  type PayloadOf,
+  prefixSubject,
+} from '@gpunet/contracts';
+import type { NormalizedSpec } from '@gpunet/ensemble-spec';
+import {
+  EventCollector,
+  FakeClock,
+  type NatsTestContext,
+  type PostgresTestSchema,
+  useNats,
+  usePostgres,
+  waitFor,
+} from '@gpunet/testing';
+import { jetstream } from '@nats-io/jetstream';
+import type { Msg, Subscription } from '@nats-io/nats-core';
+import type { INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Registry } from 'prom-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXECUTION_RUNTIME, ExecutionModule, type ExecutionRuntime } from '../src/app/execution.module';
+import { edgeId, placementOf, specOf } from './support/fixtures';
+import { TestEdge } from './support/test-edge';
+
+const TIMEOUT = { timeoutMs: 30_000 };
+
+/**
+ * Execution against real NATS and Postgres: submissions, placements and cancel requests arrive on
+ * JetStream, test doubles of the edges answer start/stop/release on core NATS and publish rank
+ * statuses on EDGE_RANKS; deadlines run on a FakeClock; the job's events leave through the outbox.
+ */
+describe('execution (NATS + Postgres)', () => {
+  let pg: PostgresTestSchema;
+  let nats: NatsTestContext;
+  let app: INestApplicationContext;
+  let runtime: ExecutionRuntime;
+  const clock = new FakeClock('2030-01-01T00:00:00Z');
+  const errors: string[] = [];
+  const events = new EventCollector<Envelope>('execution events');
+  const subscriptions: Subscription[] = [];
+  const edges = new Map<string, TestEdge>();
+
+  const edge = (letter: string): TestEdge => {
+    const id = edgeId(letter);
+    let e = edges.get(id);
+    if (!e) {
+      e = new TestEdge(id, nats.nc, jetstream(nats.nc), nats.prefix, () => clock.now());
+      edges.set(id, e);
+    }
+    return e;
+  };
+
+  const publish = async <D extends MessageDefinition>(def: D, data: PayloadOf<D>, streamId: string) => {
+    const envelope = buildEnvelope(def, data as never, { streamId });
+    await runtime.nats.js.publish(def.subject(undefined, nats.prefix), JSON.stringify(envelope), {
+      msgID: envelope.eventId,
+    });
+  };
+
+  const submit = (jobId: string, spec: NormalizedSpec) =>
+    publish(
+      JobSubmitted,
+      {
+        jobId,
+        tenantId: 'tenant-a',
+        subnetId: 'public',
+        asset: 'USDC',
+        gpus: 2,
+        gpuClasses: ['H100-80GB'],
+        maxPricePerGpuHour: '9000000',
+        maxDurationSeconds: 3600,
+        submittedAt: clock.now().toISOString(),
+        spec,
+      },
+      `job-${jobId}`,
+    );
+
+  const place = (jobId: string, on: readonly TestEdge[]) =>
+    publish(
+      JobPlaced,
+      {
+        jobId,
+        tenantId: 'tenant-a',
+        asset: 'USDC',
+        allocations: placementOf(on.map((e) => e.id)).map((a) => ({
+          ...a,
+          nodes: a.nodes.map((n) => ({ ...n, reservationId: `${jobId}-${n.reservationId}` })),
+        })),
+        holdUntil: '2030-01-01T00:05:00.000Z',
+        attempt: 1,
+        at: clock.now().toISOString(),
+      },
+      `job-${jobId}`,
+    );
+
+  const event = (
+    jobId: string,
+    type: string,
+    where: (data: Record<string, unknown>) => boolean = () => true,
+  ) =>
+    events.waitFor(
+      (e) => e.type === type && (e.data as { jobId: string }).jobId === jobId && where(e.data as never),
+      {
+        ...TIMEOUT,
+      },
+    );
+
+  const ofJob = (jobId: string) =>
+    events.items.filter((e) => (e.data as { jobId?: string }).jobId === jobId).map((e) => e.type);
+
+  /** Advances the fake clock a tick at a time until `done`. */
+  const advanceUntil = (done: () => boolean, stepMs = 1_000, description = 'the awaited state') =>
+    waitFor(
+      () => {
+        if (done()) return true;
+        clock.advance(stepMs);
+        return false;
+      },
+      { ...TIMEOUT, intervalMs: 20, description },
+    );
+
+  const reservationsOf = (jobId: string, on: readonly TestEdge[]) =>
+    on.map((e) => `${jobId}-res-${e.id.slice(1, 7)}`);
+
+  const createApp = () =>
+    NestFactory.createApplicationContext(
+      ExecutionModule.forRoot({
+        config: {
+          databaseUrl: pg.connectionString,
+          schema: pg.schema,
+          natsUrl: String(nats.servers),
+          natsSeed: null,
+          prefix: nats.prefix,
+          policy: {
+            barrierMs: 60_000,
+            heartbeatTimeoutMs: 3_600_000,
+            usageReportMs: 30_000,
+            stopWaitMs: 20_000,
+          },
+          tickMs: 1_000,
+          edgeTimeoutMs: 1_000,
+          stopGraceMs: 1_000,
+        },
+        clock,
+        metrics: new Registry(),
+        onError: (e, c) => errors.push(`${c}: ${String(e)}`),
+      }),
+      { logger: false, abortOnError: false },
+    );
+
+  const startApp = async () => {
+    app = await createApp();
+    await app.init();
+    runtime = app.get<ExecutionRuntime>(EXECUTION_RUNTIME);
+  };
+
+  beforeAll(async () => {
+    pg = await usePostgres({ label: 'execution' });
+    nats = await useNats({ label: 'execution' });
+    await startApp();
+    subscriptions.push(
+      nats.nc.subscribe(prefixSubject(nats.prefix, 'execution.>'), {
+        callback: (_e: unknown, msg: Msg) => events.push(msg.json<Envelope>()),
+      }),
+    );
+  });
+
+  afterAll(async () => {
+    for (const s of subscriptions) s.unsubscribe();
+    for (const e of edges.values()) e.close();
+    await app?.close();
+    await nats?.cleanup();
+    await pg?.drop();
+  });
+
+  it('placed (before its submission) → launching → running → all exit 0 → usage, job.completed, reservations released', async () => {
+    const [a, b] = [edge('A'), edge('B')];
+    await place('job-ok', [a, b]);
+    await submit('job-ok', specOf({ gpus: 2 }));
+    const launching = await event('job-ok', 'job.launching');
+    expect(launching.data).toMatchObject({ attempt: 1, worldSize: 2, masterPort: 29500 });
+    await event('job-ok', 'job.running');
+    const start = a.startRequests.find((c) => c.jobId === 'job-ok')!;
+    expect(start.env).toMatchObject({ RANK: '0', WORLD_SIZE: '2', CUDA_VISIBLE_DEVICES: 'GPU-AAAA-0' });
+    expect(start.env['MASTER_ADDR']).toBe((launching.data as { masterAddr: string }).masterAddr);
+    await a.exit('job-ok', 1, 0, 0, 40);
+    await b.exit('job-ok', 1, 1, 0, 42);
+    const completed = await event('job-ok', 'job.completed');
+    expect((completed.data as PayloadOf<typeof JobCompleted>).usage).toEqual([
+      { providerId: a.id, gpuClass: 'H100-80GB', gpus: 1, gpuSeconds: 40 },
+      { providerId: b.id, gpuClass: 'H100-80GB', gpus: 1, gpuSeconds: 42 },
+    ]);
+    await waitFor(() => a.released.length + b.released.length === 2, {
+      ...TIMEOUT,
+      description: 'both released',
+    });
+    expect([...a.released, ...b.released].sort()).toEqual(reservationsOf('job-ok', [a, b]).sort());
+    expect(a.createdFor('job-ok') + b.createdFor('job-ok')).toBe(2);
+  });
+
+  it('a rank exits non-zero (restart_all, maxRestarts 1) → stop-ranks, attempt 2 → completes; usage counts both attempts’ wall time', async () => {
+    const [a, b] = [edge('C'), edge('D')];
+    await submit('job-restart', specOf({ gpus: 2, strategy: 'restart_all', maxRestarts: 1 }));
+    await place('job-restart', [a, b]);
+    await event('job-restart', 'job.running');
+    b.stoppedWallSeconds = 7;
+    await a.exit('job-restart', 1, 0, 1, 5);
+    const restarting = await event('job-restart', 'job.restarting');
+    expect(restarting.data).toMatchObject({ attempt: 2, reason: { code: 'RANK_FAILED' } });
+    await event('job-restart', 'job.launching', (d) => d['attempt'] === 2);
+    await event('job-restart', 'job.running', (d) => d['attempt'] === 2);
+    expect(
+      b.stopRequests.some((s) => s.jobId === 'job-restart' && s.attempt === 1 && s.reason === 'restart'),
+    ).toBe(true);
+    await a.exit('job-restart', 2, 0, 0, 20);
+    await b.exit('job-restart', 2, 1, 0, 20);
+    const completed = await event('job-restart', 'job.completed');
+    expect((completed.data as { usage: unknown }).usage).toMatchObject([
+      { providerId: a.id, gpuSeconds: 25 },
+      { providerId: b.id, gpuSeconds: 27 },
+    ]);
+    // One process per (attempt, rank): two ranks, two attempts.
+    expect(a.createdFor('job-restart') + b.createdFor('job-restart')).toBe(4);
+  });
+
+  it('the start barrier passes with a rank not started → stop all, release, job.failed START_BARRIER', async () => {
+    const [a, silent] = [edge('E'), edge('F')];
+    silent.mode = 'silent';
+    await submit('job-barrier', specOf({ gpus: 2 }));
+    await place('job-barrier', [a, silent]);
+    await event('job-barrier', 'job.launching');
+    await waitFor(() => a.ranks.has(TestEdge.key('job-barrier', 1, 0)), TIMEOUT);
+    // The silent edge answers stops and releases, never a start.
+    await advanceUntil(() => ofJob('job-barrier').includes('job.failed'), 5_000, 'job-barrier failed');
+    const failed = await event('job-barrier', 'job.failed');
+    expect(failed.data).toMatchObject({ reason: { code: 'START_BARRIER' } });
+    expect(a.stopRequests.some((s) => s.jobId === 'job-barrier' && s.reason === 'start-barrier')).toBe(true);
+    await waitFor(() => a.released.includes(reservationsOf('job-barrier', [a])[0]!), TIMEOUT);
+    await waitFor(() => silent.released.includes(reservationsOf('job-barrier', [silent])[0]!), TIMEOUT);
+  });
+
+  it('cancel while running → stop-ranks on every edge, job.cancelled with the usage, reservations released', async () => {
+    const [a, b] = [edge('G'), edge('H')];
+    await submit('job-cancel', specOf({ gpus: 2 }));
+    await place('job-cancel', [a, b]);
+    await event('job-cancel', 'job.running');
+    a.stoppedWallSeconds = 9;
+    b.stoppedWallSeconds = 9;
+    await publish(
+      JobCancelRequested,
+      {
+        jobId: 'job-cancel',
+        tenantId: 'tenant-a',
+        reason: 'changed my mind',
+        requestedAt: clock.now().toISOString(),
+      },
+      'job-job-cancel',
+    );
+    const cancelled = await event('job-cancel', 'job.cancelled');
+    for (const e of [a, b])
+      expect(e.stopRequests.some((s) => s.jobId === 'job-cancel' && s.reason === 'cancelled')).toBe(true);
+    expect((cancelled.data as { usage: unknown }).usage).toMatchObject([
+      { gpuSeconds: 9 },
+      { gpuSeconds: 9 },
+    ]);
+    await waitFor(() => a.released.length === 1 && b.released.length === 1, {
+      ...TIMEOUT,
+      description: 'released',
+    });
+    expect([...a.ranks.values(), ...b.ranks.values()].every((r) => r.state === 'exited')).toBe(true);
+  });
+
+  it('cancel before placement → job.cancelled with no usage; the later placement is released, nothing starts', async () => {
+    const a = edge('I');
+    await submit('job-early', specOf({ gpus: 1 }));
+    await publish(
+      JobCancelRequested,
+      { jobId: 'job-early', tenantId: 'tenant-a', reason: null, requestedAt: clock.now().toISOString() },
+      'job-job-early',
+    );
+    const cancelled = await event('job-early', 'job.cancelled');
+    expect((cancelled.data as { usage: unknown }).usage).toEqual([]);
+    await place('job-early', [a]);
+    await waitFor(() => a.released.length === 1, { ...TIMEOUT, description: 'the late placement released' });
+    expect(a.startRequests.filter((c) => c.jobId === 'job-early')).toEqual([]);
+  });
+
+  it('max duration → stop-ranks on every provider, job.failed MAX_DURATION', async () => {
+    const [a, b] = [edge('J'), edge('K')];
+    await submit('job-long', specOf({ gpus: 2, maxDuration: '10m' }));
+    await place('job-long', [a, b]);
+    await event('job-long', 'job.running');
+    await advanceUntil(() => ofJob('job-long').includes('job.failed'), 30_000, 'job-long failed');
+    const failed = await event('job-long', 'job.failed');
+    expect(failed.data).toMatchObject({ reason: { code: 'MAX_DURATION' } });
+    for (const e of [a, b])
+      expect(e.stopRequests.some((s) => s.jobId === 'job-long' && s.reason === 'max-duration')).toBe(true);
+    await waitFor(() => a.released.length === 1 && b.released.length === 1, {
+      ...TIMEOUT,
+      description: 'released',
+    });
+  });
+
+  it('the service restarted mid-job (a start reply lost) → the job still completes, no rank is started twice', async () => {
+    const [a, b] = [edge('L'), edge('M')];
+    b.mode = 'hold'; // b creates its rank but the reply never reaches the service
+    await submit('job-crash', specOf({ gpus: 2 }));
+    await place('job-crash', [a, b]);
+    await event('job-crash', 'job.launching');
+    await waitFor(() => a.createdFor('job-crash') === 1 && b.createdFor('job-crash') === 1, TIMEOUT);
+    await app.close();
+    b.mode = 'normal';
+    await startApp();
+    // The restarted service re-sends the start it is unsure about; the edge recognises it.
+    await waitFor(() => b.startRequests.filter((c) => c.jobId === 'job-crash').length >= 2, {
+      ...TIMEOUT,
+      description: 'the start re-sent after the restart',
+    });
+    await event('job-crash', 'job.running');
+    await a.exit('job-crash', 1, 0, 0, 30);
+    await b.exit('job-crash', 1, 1, 0, 30);
+    await event('job-crash', 'job.completed');
+    expect(a.createdFor('job-crash')).toBe(1);
+    expect(b.createdFor('job-crash')).toBe(1);
+    expect(ofJob('job-crash').filter((t) => t === 'job.launching')).toHaveLength(1);
+  });
+
+  it('a status from an edge the rank is not on is ignored', async () => {
+    const [a, b] = [edge('N'), edge('O')];
+    await submit('job-spoof', specOf({ gpus: 2 }));
+    await place('job-spoof', [a, b]);
+    await event('job-spoof', 'job.running');
+    // Edge b claims that rank 0 (on a) failed: nothing happens.
+    await b.publishAs(b.id, {
+      edgeId: b.id,
+      jobId: 'job-spoof',
+      attempt: 1,
+      rank: 0,
+      state: 'exited',
+      startedAt: clock.now().toISOString(),
+      exitedAt: clock.now().toISOString(),
+      exitCode: 1,
+      signal: null,
+      stopReason: null,
+      wallSeconds: 1,
+      reportedAt: clock.now().toISOString(),
+    });
+    await a.exit('job-spoof', 1, 0, 0, 3);
+    await b.exit('job-spoof', 1, 1, 0, 3);
+    await event('job-spoof', 'job.completed');
+    expect(ofJob('job-spoof')).not.toContain('job.failed');
+    expect(errors.filter((e) => !/timeout|TIMEOUT|503/i.test(e))).toEqual([]);
+  });
+});
