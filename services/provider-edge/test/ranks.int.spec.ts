@@ -7,7 +7,7 @@ import {
   providerStreams,
   type RankLogChunk,
   RankStartReplySchema,
-  type RankStatusReported,
+  RankStatusReported,
   ReservationReplySchema,
   ReserveOnEdge,
   StartRankOnEdge,
@@ -15,7 +15,17 @@ import {
   StopRanksReplySchema,
 } from '@gpunet/contracts';
 import { ensureStreams } from '@gpunet/eventing';
-import { EventCollector, type NatsTestContext, useNats, waitFor } from '@gpunet/testing';
+import {
+  EventCollector,
+  type NatsServerProcess,
+  type NatsTestContext,
+  startNatsServer,
+  testNamespace,
+  useNats,
+  waitFor,
+} from '@gpunet/testing';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -392,4 +402,121 @@ describe('the edge runs ranks as processes (F6)', () => {
     await agent.stop();
     expect(await exitOf('job-crash', 2)).toMatchObject({ stopReason: 'shutdown' });
   }, 120_000);
+});
+
+describe('rank exits survive a NATS outage', () => {
+  let server: NatsServerProcess;
+  const prefix = testNamespace('edge_rank_outage');
+  let dir: string;
+
+  beforeAll(async () => {
+    server = await startNatsServer();
+    const nc = await connect({ servers: server.url });
+    await ensureStreams(await jetstreamManager(nc), [...providerStreams, ...executionStreams], prefix);
+    await nc.close();
+    dir = await mkdtemp(join(tmpdir(), 'gpunet-edge-outage-'));
+    await writeFile(join(dir, 'policy.yaml'), POLICY);
+  }, 30_000);
+  afterAll(async () => {
+    await server?.dispose();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('queues the exited status while NATS is down and delivers it when NATS returns', async () => {
+    const agent = new EdgeAgent({
+      identity: await createIdentity(dir),
+      store: StateStore.in(dir),
+      readPolicy: () => readFile(join(dir, 'policy.yaml'), 'utf8'),
+      detect: () => detect({ workDir: dir, simulate: H100 }),
+      nats: { servers: server.url, prefix },
+      heartbeatIntervalMs: 0,
+      rescanIntervalMs: 0,
+      publishTimeoutMs: 1_000,
+      random: () => 0.5,
+    });
+    await agent.start();
+    try {
+      const nc = await connect({ servers: server.url });
+      const holdUntil = new Date(Date.now() + 600_000).toISOString();
+      const reserve = buildEnvelope(
+        ReserveOnEdge,
+        {
+          reservationId: 'res-o',
+          jobId: 'job-outage',
+          gpuUuids: [agent.inventory.gpus[0]!.uuid],
+          cpuMillicores: 100,
+          memoryBytes: 64 * MiB,
+          image: null,
+          maxDurationMs: 600_000,
+          subnet: 'public',
+          asset: 'USDC',
+          pricePerGpuHourMinor: '3000000',
+          holdUntil,
+        },
+        { streamId: 'job-outage' },
+      );
+      await nc.request(ReserveOnEdge.subject({ edgeId: agent.edgeId }, prefix), JSON.stringify(reserve), {
+        timeout: 10_000,
+      });
+      const start = buildEnvelope(
+        StartRankOnEdge,
+        {
+          jobId: 'job-outage',
+          attempt: 1,
+          reservationId: 'res-o',
+          allocation: 'a',
+          rank: 0,
+          localRank: 0,
+          worldSize: 1,
+          runtime: 'process',
+          image: null,
+          // Waits for the test to let it go, then exits 7.
+          cmd: ['/bin/sh', '-c', 'while [ ! -e go ]; do sleep 0.05; done; exit 7'],
+          entrypoint: null,
+          env: {},
+          workingDir: null,
+          gpuUuids: [],
+          limits: { cpuMillicores: 100, memoryBytes: 64 * MiB, pids: null },
+          maxDurationMs: 600_000,
+          overlay: null,
+        },
+        { streamId: 'job-outage' },
+      );
+      const reply = await nc.request(
+        StartRankOnEdge.subject({ edgeId: agent.edgeId }, prefix),
+        JSON.stringify(start),
+        {
+          timeout: 10_000,
+        },
+      );
+      expect(RankStartReplySchema.parse(reply.json())).toMatchObject({ outcome: 'started' });
+      await nc.close();
+      await waitFor(() => agent.pendingRankStatuses === 0, { description: 'the running status delivered' });
+
+      await server.stop();
+      await writeFile(join(dir, 'workspaces', 'job-outage', 'rank-0', 'go'), '');
+      await waitFor(() => agent.ranks[0]?.state === 'exited', {
+        timeoutMs: 20_000,
+        description: 'the exit recorded',
+      });
+      expect(agent.pendingRankStatuses).toBeGreaterThanOrEqual(1);
+      expect(agent.ranks[0]!.reported).toBe(false);
+      await server.start();
+      await waitFor(() => agent.ranks[0]?.reported === true, {
+        timeoutMs: 30_000,
+        description: 'the exit acknowledged',
+      });
+
+      const check = await connect({ servers: server.url });
+      const stored = await (
+        await jetstreamManager(check)
+      ).streams.getMessage(namespacedStream(EdgeRanksStream, prefix).name, {
+        last_by_subj: RankStatusReported.subject({ edgeId: agent.edgeId }, prefix),
+      });
+      expect(stored!.json<{ data: Status }>().data).toMatchObject({ state: 'exited', exitCode: 7 });
+      await check.close();
+    } finally {
+      await agent.stop({ flushTimeoutMs: 500 });
+    }
+  }, 90_000);
 });

@@ -32,6 +32,7 @@ import {
   RankStartError,
   type RunningRank,
 } from '../runtime/rank-runtime';
+import { MAX_LINE_CHARS } from '../runtime/line-splitter';
 import { type LogBatching, LogShipper } from './log-shipper';
 
 /** What the rank agent needs from the edge agent that mounts it. */
@@ -456,7 +457,11 @@ export class RankAgent {
       stopReason: null,
       deadline: undefined,
     };
-    handle.onOutput((stream, line) => live.logs[stream].push(line));
+    handle.onOutput((stream, line) => {
+      // The contract bounds a line; runtimes may cut longer (docker: 64 KiB).
+      for (let i = 0; i === 0 || i < line.length; i += MAX_LINE_CHARS)
+        live.logs[stream].push(line.slice(i, i + MAX_LINE_CHARS));
+    });
     this.live.set(key, live);
     this.armDeadline(live, Date.parse(startedAt) + req.maxDurationMs);
     void handle.exited.then(
