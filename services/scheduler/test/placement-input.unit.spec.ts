@@ -59,5 +59,7 @@ describe('placement input', () => {
     expect(() => configFromEnv({ DATABASE_URL: 'postgres://x/y', RESERVATION_DEADLINE_MS: '-1' })).toThrow(
       /RESERVATION_DEADLINE_MS/,
     );
+    // The namespace comes from the variable every service reads (a cluster's services share it).
+    expect(configFromEnv({ DATABASE_URL: 'postgres://x/y', SUBJECT_PREFIX: 'ns1' }).prefix).toBe('ns1');
   });
 });

@@ -1,3 +1,6 @@
+import { parseServiceEnv, serviceEnvShape } from '@gpunet/service-runtime';
+import { z } from 'zod';
+
 /** The scheduler's settings, from the environment. */
 export interface SchedulerConfig {
   readonly databaseUrl: string;
@@ -21,36 +24,33 @@ export interface SchedulerConfig {
   readonly leaseRetryMs?: number;
 }
 
-export class InvalidConfigError extends Error {
-  override readonly name = 'InvalidConfigError';
-  readonly code = 'INVALID_CONFIG' as const;
-}
+const ms = (fallback: number) =>
+  z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER).default(fallback);
 
-const positiveInt = (env: NodeJS.ProcessEnv, name: string, fallback: number): number => {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1)
-    throw new InvalidConfigError(`${name} must be a positive integer`);
-  return value;
-};
+const EnvSchema = z.object({
+  ...serviceEnvShape('scheduler'),
+  RESERVATION_DEADLINE_MS: ms(5_000),
+  RESERVATION_HOLD_MS: ms(300_000),
+  MAX_RESERVATION_ROUNDS: ms(5),
+  SCHEDULER_LEASE_RETRY_MS: ms(5_000),
+  MAX_QUEUE_WAIT_MS: ms(3_600_000),
+});
 
-export const configFromEnv = (env: NodeJS.ProcessEnv): SchedulerConfig => {
-  const databaseUrl = env['DATABASE_URL'] ?? '';
-  if (!/^postgres(ql)?:\/\//.test(databaseUrl))
-    throw new InvalidConfigError('DATABASE_URL must be a postgres:// URL');
-  const schema = env['SCHEDULER_SCHEMA'] ?? 'scheduler';
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema))
-    throw new InvalidConfigError('SCHEDULER_SCHEMA is not a schema name');
+/**
+ * Reads the configuration with the services' shared reader (`DATABASE_URL`, `SCHEDULER_SCHEMA`,
+ * `NATS_URL`, `SUBJECT_PREFIX`, …); every problem names its variable.
+ */
+export const configFromEnv = (env: Readonly<Record<string, string | undefined>>): SchedulerConfig => {
+  const e = parseServiceEnv('scheduler', EnvSchema, env);
   return {
-    databaseUrl,
-    schema,
-    natsUrl: env['NATS_URL'] ?? 'nats://127.0.0.1:4222',
-    prefix: env['NATS_PREFIX'] ?? '',
-    reservationDeadlineMs: positiveInt(env, 'RESERVATION_DEADLINE_MS', 5_000),
-    holdMs: positiveInt(env, 'RESERVATION_HOLD_MS', 300_000),
-    maxAttempts: positiveInt(env, 'MAX_RESERVATION_ROUNDS', 5),
-    leaseRetryMs: positiveInt(env, 'SCHEDULER_LEASE_RETRY_MS', 5_000),
-    maxWaitMs: positiveInt(env, 'MAX_QUEUE_WAIT_MS', 3_600_000),
+    databaseUrl: e.DATABASE_URL,
+    schema: e.SCHEDULER_SCHEMA,
+    natsUrl: e.NATS_URL,
+    prefix: e.SUBJECT_PREFIX,
+    reservationDeadlineMs: e.RESERVATION_DEADLINE_MS,
+    holdMs: e.RESERVATION_HOLD_MS,
+    maxAttempts: e.MAX_RESERVATION_ROUNDS,
+    leaseRetryMs: e.SCHEDULER_LEASE_RETRY_MS,
+    maxWaitMs: e.MAX_QUEUE_WAIT_MS,
   };
 };
