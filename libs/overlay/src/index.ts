@@ -133,6 +133,7 @@ export {
   type EdgeAttachSettings,
   EdgeOverlayAgent,
   type EdgeOverlayAgentOptions,
+  type RankNamespaceProvider,
   rankNetnsName,
 } from './edge/edge-overlay-agent';
 export {

@@ -334,6 +334,29 @@ describe('EdgeOverlayAgent', () => {
     });
   });
 
+  it("attaches into the namespace the edge provides (a Docker sandbox's, by pid) and releases it on detach", async () => {
+    const released: string[] = [];
+    const docker = new EdgeOverlayAgent({
+      nc: {} as NatsConnection,
+      edgeId: EDGE,
+      runtime,
+      rankNamespaces: {
+        acquire: (jobId) => Promise.resolve({ pid: jobId === JOB ? 4242 : 1 }),
+        release: (jobId) => {
+          released.push(jobId);
+          return Promise.resolve();
+        },
+      },
+    });
+    expect(await docker.handle('attach', attach())).toMatchObject({ outcome: 'attached' });
+    expect(runtime.overlayOf(JOB)!.options.rankNetns).toEqual({ pid: 4242 });
+    expect(docker.rankNetnsFor(JOB)).toEqual({ pid: 4242 });
+    expect(docker.netnsFor(JOB)).toBeNull();
+    expect(runtime.namespaces.size).toBe(0);
+    expect(await docker.handle('detach', detach())).toEqual({ outcome: 'detached' });
+    expect(released).toEqual([JOB]);
+  });
+
   it('rejects a netns prefix that would not make a valid name', () => {
     expect(
       () => new EdgeOverlayAgent({ nc: {} as NatsConnection, edgeId: EDGE, netnsPrefix: 'a/b', runtime }),

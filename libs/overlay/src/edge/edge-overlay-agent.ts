@@ -16,6 +16,7 @@ import {
   OverlayDetachReplySchema,
   type OverlayReplyOf,
 } from '../command-plane/replies';
+import type { NetnsRef } from '../netns/netns';
 import type { AttachOverlayOptions, ConnectPeersOptions, OverlayLog } from './job-overlay';
 import { type AttachedOverlay, type EdgeOverlayRuntime, hostOverlayRuntime } from './overlay-runtime';
 
@@ -45,13 +46,26 @@ export interface EdgeOverlayAgentOptions {
   readonly attach?: EdgeAttachSettings;
   /** Probe window, throughput measurement and the like for every connect. */
   readonly connect?: Omit<ConnectPeersOptions, 'admissionToken'>;
+  /**
+   * Where a job's ranks run, when the edge provides the namespace itself (a Docker network sandbox:
+   * `{ pid }` of its container). Default: a named namespace the agent creates and deletes.
+   */
+  readonly rankNamespaces?: RankNamespaceProvider;
   /** The privileged host work. Default: `hostOverlayRuntime()` (`ip netns`, `JobOverlay`). */
   readonly runtime?: EdgeOverlayRuntime;
   readonly log?: OverlayLog;
 }
 
+/** Supplies (and removes) the network namespace a job's ranks run in. */
+export interface RankNamespaceProvider {
+  /** The job's rank namespace, created when needed. */
+  acquire(jobId: string): Promise<NetnsRef>;
+  /** Removes what `acquire` created; idempotent (also for a job it never saw). */
+  release(jobId: string): Promise<void>;
+}
+
 interface JobEntry {
-  readonly netns: string;
+  readonly netns: NetnsRef;
   readonly networkCidr: string;
   readonly address: string;
   readonly overlay: AttachedOverlay;
@@ -101,6 +115,7 @@ export class EdgeOverlayAgent {
   readonly #queues = new Map<string, Promise<unknown>>();
   readonly #runtime: EdgeOverlayRuntime;
   readonly #netnsPrefix: string;
+  readonly #namespaces: RankNamespaceProvider;
   #subscriptions: Subscription[] = [];
   #stopping = false;
 
@@ -108,6 +123,14 @@ export class EdgeOverlayAgent {
     this.#runtime = options.runtime ?? hostOverlayRuntime(options.attach ?? {});
     this.#netnsPrefix = options.netnsPrefix ?? 'gpunet';
     rankNetnsName('probe', this.#netnsPrefix); // validates the prefix now, not at the first command
+    this.#namespaces = options.rankNamespaces ?? {
+      acquire: async (jobId) => {
+        const name = rankNetnsName(jobId, this.#netnsPrefix);
+        await this.#runtime.createNetns(name);
+        return { name };
+      },
+      release: (jobId) => this.#runtime.deleteNetns(rankNetnsName(jobId, this.#netnsPrefix)),
+    };
   }
 
   /** Subscribes to this edge's three overlay commands (and waits until the server has them). */
@@ -131,8 +154,17 @@ export class EdgeOverlayAgent {
     this.#log('info', 'edge overlay agent started', { edgeId });
   }
 
-  /** The rank namespace of an attached job (where its ranks must run), or null. */
+  /**
+   * The named rank namespace of an attached job (run its ranks with `ip netns exec <name>`), or null
+   * (not attached, or a namespace from `rankNamespaces` given by pid).
+   */
   netnsFor(jobId: string): string | null {
+    const netns = this.#jobs.get(jobId)?.netns;
+    return netns && 'name' in netns ? netns.name : null;
+  }
+
+  /** The rank namespace of an attached job, however it is referenced; null when not attached. */
+  rankNetnsFor(jobId: string): NetnsRef | null {
     return this.#jobs.get(jobId)?.netns ?? null;
   }
 
@@ -251,11 +283,11 @@ export class EdgeOverlayAgent {
     }
     const unavailable = await this.#runtime.unavailable();
     if (unavailable !== null) return failed(unavailable);
-    const netns = rankNetnsName(command.jobId, this.#netnsPrefix);
+    let netns: NetnsRef;
     try {
-      await this.#runtime.createNetns(netns);
+      netns = await this.#namespaces.acquire(command.jobId);
     } catch (error) {
-      return failed(`could not create the rank namespace ${netns}: ${describeError(error)}`);
+      return failed(`could not create the job's rank namespace: ${describeError(error)}`);
     }
     let overlay: AttachedOverlay;
     try {
@@ -273,12 +305,12 @@ export class EdgeOverlayAgent {
           ...(r.servername === undefined ? {} : { servername: r.servername }),
         })),
         mtu: command.mtu,
-        rankNetns: { name: netns },
+        rankNetns: netns,
         ...(this.options.log ? { log: this.options.log } : {}),
       });
     } catch (error) {
-      await this.#runtime
-        .deleteNetns(netns)
+      await this.#namespaces
+        .release(command.jobId)
         .catch((e: unknown) =>
           this.#log('error', 'could not remove the rank namespace', { netns, error: describeError(e) }),
         );
@@ -313,16 +345,15 @@ export class EdgeOverlayAgent {
 
   async #detach(command: DetachOverlayCommand): Promise<OverlayReplyOf['detach']> {
     const job = this.#jobs.get(command.jobId);
-    const netns = job?.netns ?? rankNetnsName(command.jobId, this.#netnsPrefix);
     try {
       await job?.overlay.detach();
       this.#jobs.delete(command.jobId);
       // Also after a restart of the agent, when a namespace of the job may be left from before.
-      if (job || (await this.#runtime.unavailable()) === null) await this.#runtime.deleteNetns(netns);
+      if (job || (await this.#runtime.unavailable()) === null) await this.#namespaces.release(command.jobId);
     } catch (error) {
       return failed(`detach failed: ${describeError(error)}`);
     }
-    if (job) this.#log('info', 'overlay detached', { jobId: command.jobId, netns });
+    if (job) this.#log('info', 'overlay detached', { jobId: command.jobId, netns: job.netns });
     return { outcome: 'detached' };
   }
 
