@@ -222,6 +222,21 @@ wait_release()
     await expect(engine.getContainer(rank.id).inspect()).rejects.toMatchObject({ statusCode: 404 });
   });
 
+  it('the job base image runs torch (CPU) inside the sandbox', async () => {
+    const { rank, line } = await start(
+      await launch({
+        limits: { cpuMillicores: 1000, memoryBytes: GiB, pids: 64 },
+        cmd: [
+          'python3',
+          '-c',
+          "import torch\nprint('torch', torch.__version__.split('+')[0], torch.cuda.is_available(), int(torch.arange(5).sum()), flush=True)",
+        ],
+      }),
+    );
+    expect(await line('torch')).toMatch(/^torch 1\.[0-9]+\.[0-9]+\S* False 10$/);
+    expect(await rank.exited).toMatchObject({ exitCode: 0 });
+  });
+
   it('a rank cannot write outside its scratch: the root is read-only, /tmp is noexec', async () => {
     const l = await launch({
       cmd: py(`
@@ -362,6 +377,40 @@ print('done', flush=True)
       // The host end went with the sandbox's namespace.
       await expect(exec('ip', ['link', 'show', `${ifname}h`])).rejects.toThrow();
       await expect(engine.getContainer(sandbox.id).inspect()).rejects.toMatchObject({ statusCode: 404 });
+    });
+
+    it('ranks of one job share the sandbox’s loopback (a rendezvous on 127.0.0.1 works)', async () => {
+      const jobId = `job-pod-${seq}`;
+      await runtime.jobSandbox(jobId);
+      const server = await start(
+        await launch({
+          jobId,
+          rank: 0,
+          netns: 'job',
+          cmd: [
+            'python3',
+            '-c',
+            "import socket\ns = socket.create_server(('127.0.0.1', 29500))\nprint('listening', flush=True)\nc, _ = s.accept()\nprint('accepted', c.recv(16).decode(), flush=True)",
+          ],
+        }),
+      );
+      await server.line('listening');
+      const client = await start(
+        await launch({
+          jobId,
+          rank: 1,
+          netns: 'job',
+          cmd: [
+            'python3',
+            '-c',
+            "import socket\nsocket.create_connection(('127.0.0.1', 29500)).sendall(b'rank1')",
+          ],
+        }),
+      );
+      expect(await server.line('accepted')).toBe('accepted rank1');
+      expect(await client.rank.exited).toMatchObject({ exitCode: 0 });
+      expect(await server.rank.exited).toMatchObject({ exitCode: 0 });
+      await runtime.removeJobSandbox(jobId);
     });
 
     it('a rank asking for a job network without a sandbox is refused', async () => {
