@@ -93,10 +93,10 @@ const systemSchedulerClock: SchedulerClock = {
 };
 
 /**
- * The scheduler, assembled: its database (event store, outbox, inbox), NATS, three durable
- * consumers (`job.funded` → queue; capacity events → parked jobs retry; `job.cancelled` → release),
- * the outbox relay that publishes `job.queued/placed/unschedulable` on the SCHEDULER stream, and
- * the placement engine.
+ * The scheduler, assembled: its database (event store, outbox, inbox), NATS, four durable
+ * consumers (`job.submitted` → the job's spec; `job.funded` → queued once the spec is known too;
+ * capacity events → parked jobs retry; `job.cancelled` → release), the outbox relay that publishes
+ * `job.queued/placed/unschedulable` on the SCHEDULER stream, and the placement engine.
  */
 export class SchedulerRuntime {
   private lease: Client | undefined;

@@ -16,11 +16,12 @@ import {
 } from '@gpunet/scheduling';
 
 /*
- * Mappings between the wire and the placement core (pure). `job.funded` carries the job's terms, not
- * its normalized spec: the gang is `gpus` GPUs of one of `gpuClasses`, at most the terms' price per
- * GPU-hour, in the job's subnet. Discovery's candidates become a snapshot: one host per provider
- * edge, each provider its own site (no measured links yet, F4), GPUs named by the job class they
- * match so that the core's exact model filter can compare them.
+ * Mappings between the wire and the placement core (pure). The request itself comes from
+ * `placement-plan.ts` (the spec, or a v1 job's terms). Discovery's candidates become a snapshot: one
+ * host per provider edge, each provider its own site (no measured links yet, F4). GPUs are named by
+ * the job class they match (a v1 job's `gpuClasses`) or, for a spec, by the words of their reported
+ * model, which the `gpu-model` filter the engine plugs in (`model-words.filter.ts`) matches by word
+ * sequence, as discovery does.
  */
 
 export type FundedJob = PayloadOf<typeof JobFunded>;
