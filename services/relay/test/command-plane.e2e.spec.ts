@@ -284,3 +284,80 @@ describe.skipIf(!ok)('overlay command plane: coordinator → NATS → edge agent
     expect(await coordinator.teardown(jobId, edges)).toEqual({ detached: edges, failed: [] });
   });
 });
+
+/*
+ * The same command plane with no relay at all: two edges on one LAN, so the coordinator signs no
+ * tokens and the edges must find the direct path by themselves.
+ */
+describe.skipIf(!ok)('overlay command plane without relays: two edges on one LAN → direct', () => {
+  let tb: Testbed;
+  let net: Internet;
+  let nats: ControlPlaneNats;
+  let nc: NatsConnection;
+  let agents: TestProcess[] = [];
+  const edges = [createUser().getPublicKey(), createUser().getPublicKey()];
+  const prefix = `cpl${process.pid}`;
+  const jobId = 'job-lan';
+  let netnsPrefixes: string[];
+
+  beforeAll(async () => {
+    tb = await Testbed.create('cmdplane-lan');
+    net = await buildInternet(tb, {
+      sites: [{ name: 'lan', nat: 'cone', hosts: ['la', 'lb'] }],
+      public: ['control'],
+    });
+    nats = await startControlPlaneNats(net.host('control').ns, net.host('control').address);
+    netnsPrefixes = [`${tb.prefix}-ea`, `${tb.prefix}-eb`];
+    agents = await Promise.all(
+      ['la', 'lb'].map((host, i) =>
+        startEdgeAgent(net.host(host).ns, {
+          edgeId: edges[i]!,
+          natsUrl: nats.hostUrl,
+          prefix,
+          netnsPrefix: netnsPrefixes[i]!,
+        }),
+      ),
+    );
+    nc = await connect({ servers: nats.localUrl });
+  });
+
+  afterAll(async () => {
+    await Promise.all(agents.map((a) => a.stop(10_000)));
+    await nc?.close().catch(() => undefined);
+    await nats?.close().catch(() => undefined);
+    await tb?.destroy();
+    for (const p of netnsPrefixes ?? [])
+      await run(['ip', 'netns', 'del', rankNetnsName(jobId, p)], { allowFailure: true });
+  });
+
+  it('prepares a direct overlay, carries TCP over it, and tears it down', async () => {
+    const coordinator = new JobOverlayCoordinator({ transport: natsEdgeOverlayTransport(nc, { prefix }) });
+    const overlay = await coordinator.prepare({
+      jobId,
+      hosts: edges.map((edgeId, i) => ({ edgeId, hostId: `l${i}` })),
+      relays: [],
+      admission: { signingKey: controlPlaneKeys.signingKey },
+      networksInUse: [],
+    });
+    expect(overlay.report).toMatchObject({ direct: 1, relayed: 0, other: 0 });
+    for (const edgeId of edges)
+      expect(overlay.endpoints[edgeId]).toMatchObject({ natMapping: 'unknown', relayId: null });
+    const ranks = netnsPrefixes.map((p) => new Netns(rankNetnsName(jobId, p), { register: () => undefined }));
+    const listener = ranks[1]!.spawn(
+      'listen',
+      probeScript('tcp-listen', [9000, overlay.addressOf(edges[1]!)]),
+    );
+    try {
+      await listener.waitForOutput(/ready/);
+      const { stdout } = await ranks[0]!.exec(
+        probeScript('tcp-connect', [overlay.addressOf(edges[1]!), 9000, 15_000]),
+      );
+      expect(stdout.trim()).toBe('connected');
+    } finally {
+      await listener.stop();
+    }
+    expect(await coordinator.teardown(jobId, edges)).toEqual({ detached: edges, failed: [] });
+    const names = await listNamespaces();
+    for (const p of netnsPrefixes) expect(names).not.toContain(rankNetnsName(jobId, p));
+  });
+});
