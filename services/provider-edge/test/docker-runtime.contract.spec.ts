@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -238,10 +238,21 @@ wait_release()
   });
 
   it('a rank cannot write outside its scratch: the root is read-only, /tmp is noexec', async () => {
+    // The agent names the workspace as it made it and the working directory resolved through
+    // symlinks: both spellings must land on /scratch.
+    const real = await workspace();
+    const link = `${real}-link`;
+    workspaces.push(link);
+    await symlink(real, link);
+    await mkdir(join(real, 'src'));
     const l = await launch({
+      workspace: link,
+      workingDir: join(real, 'src'),
+      env: { OUT: join(link, 'out.txt') },
       cmd: py(`
 import shutil, subprocess
-for path in ('/etc/gpunet', '/gpunet', '/usr/lib/gpunet', '/var/tmp/gpunet', '/home/gpunet', '/scratch/out.txt', '/tmp/t.sh'):
+print('cwd', os.getcwd(), os.environ['OUT'], flush=True)
+for path in ('/etc/gpunet', '/gpunet', '/usr/lib/gpunet', '/var/tmp/gpunet', '/home/gpunet', os.environ['OUT'], '/tmp/t.sh'):
     try:
         with open(path, 'w') as f:
             f.write('#!/bin/sh\\necho ran\\n')
@@ -258,6 +269,7 @@ print('done', flush=True)
 `),
     });
     const { rank, output, line } = await start(l);
+    expect(await line('cwd')).toBe('cwd /scratch/src /scratch/out.txt');
     await line('done');
     const writes = output.items.filter((o) => o.line.startsWith('write ')).map((o) => o.line);
     expect(writes).toEqual([
@@ -272,7 +284,7 @@ print('done', flush=True)
     expect(await line('exec /tmp')).toBe('exec /tmp Permission denied');
     expect(await rank.exited).toMatchObject({ exitCode: 0, reason: null });
     // The write landed in the workspace on the host, owned by the rank's user.
-    expect((await stat(join(l.workspace, 'out.txt'))).uid).toBe(65532);
+    expect((await stat(join(real, 'out.txt'))).uid).toBe(65532);
   });
 
   describe('network isolation', () => {
@@ -574,7 +586,8 @@ os._exit(3)
       const l = await launch({ gpuUuids: [h100[0]!.uuid], gpuVendor: 'nvidia' });
       const error = await runtime.start(l).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RankStartError);
-      expect((error as RankStartError).message).toMatch(/nvidia/);
+      expect(error).toMatchObject({ code: 'RUNTIME_UNAVAILABLE', field: 'gpuUuids' });
+      expect((error as RankStartError).message).toMatch(/NVIDIA GPUs cannot be given to containers here/);
       const left = await engine.listContainers({
         all: true,
         filters: { label: [`${LABEL.edgeId}=${edgeId}`, `${LABEL.jobId}=${l.jobId}`] },

@@ -5,7 +5,7 @@
  * recorded multi-GPU inventories, and once more on a real engine by the contract tests.
  */
 import type { ContainerCreateOptions, DeviceRequest, HostConfig } from 'dockerode';
-import { RankStartError, type RankLaunch } from './rank-runtime';
+import { RANK_LABELS, RankStartError, type RankLaunch } from './rank-runtime';
 
 /** Where the rank's workspace (the only writable host path) appears inside its container. */
 export const CONTAINER_SCRATCH = '/scratch';
@@ -15,14 +15,18 @@ export const SANDBOX_UID = 65532;
 /** The image that runs a job's network sandbox (pause) container, and the default for ranks. */
 export const JOB_BASE_IMAGE = 'gpunet/job-base:torch-cpu';
 
-/** Labels on everything the docker runtime creates: they identify gpunet's containers for cleanup. */
+/**
+ * Labels on everything the docker runtime creates: they identify gpunet's containers for cleanup.
+ * The edge, job, attempt and rank keys are the rank agent's (`RANK_LABELS`), so one filter
+ * (`gpunet.edge=<id>`) finds ranks and job sandboxes alike.
+ */
 export const LABEL = {
   managed: 'org.gpunet.managed',
-  edgeId: 'org.gpunet.edge-id',
+  edgeId: RANK_LABELS.edge,
   role: 'org.gpunet.role',
-  jobId: 'org.gpunet.job-id',
-  attempt: 'org.gpunet.attempt',
-  rank: 'org.gpunet.rank',
+  jobId: RANK_LABELS.job,
+  attempt: RANK_LABELS.attempt,
+  rank: RANK_LABELS.rank,
   imageRef: 'org.gpunet.image.ref',
   imageId: 'org.gpunet.image.id',
   imageDigest: 'org.gpunet.image.digest',

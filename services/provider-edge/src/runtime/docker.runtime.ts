@@ -5,11 +5,12 @@
  * no network (or the job's network sandbox), exactly the reserved GPUs, and the rank's workspace as
  * the only host path. docs/security.md says what this protects the provider from, and what not.
  */
-import { chown, readFile } from 'node:fs/promises';
+import { chown, readFile, realpath } from 'node:fs/promises';
 import { constants as osConstants } from 'node:os';
 import { PassThrough, type Readable } from 'node:stream';
 import Docker from 'dockerode';
 import { imageAllowed } from '../domain/policy/reservation.check';
+import { type ContainerGpuSupport, probeContainerGpuSupport } from './docker-host';
 import {
   type AmdDevices,
   JOB_BASE_IMAGE,
@@ -35,7 +36,7 @@ export type DockerRuntimeLog = (
 ) => void;
 
 export interface DockerRuntimeOptions {
-  /** The edge's id: every container carries it (`org.gpunet.edge-id`) so `reapOrphans` finds them. */
+  /** The edge's id: every container carries it (`gpunet.edge`, `RANK_LABELS.edge`) so `reapOrphans` finds them. */
   readonly edgeId: string;
   /** Default: `new Docker()` (honours `DOCKER_HOST`, else /var/run/docker.sock). */
   readonly docker?: Docker;
@@ -133,6 +134,7 @@ export class DockerRuntime implements RankRuntime {
   private readonly docker: Docker;
   private readonly log: DockerRuntimeLog;
   private readonly sandboxes = new Map<string, Promise<JobSandbox>>();
+  private gpuSupport: Promise<ContainerGpuSupport> | undefined;
 
   constructor(private readonly options: DockerRuntimeOptions) {
     this.docker = options.docker ?? new Docker();
@@ -217,7 +219,32 @@ export class DockerRuntime implements RankRuntime {
 
   async start(launch: RankLaunch): Promise<DockerRunningRank> {
     if (launch.image === null) throw new RankStartError('image: the docker runtime needs an image', 'image');
+    if (launch.gpuVendor === 'nvidia' && launch.gpuUuids.length > 0) {
+      this.gpuSupport ??= probeContainerGpuSupport(this.docker);
+      const support = await this.gpuSupport;
+      if (!support.nvidia.available)
+        throw new RankStartError(
+          `gpuUuids: NVIDIA GPUs cannot be given to containers here: ${support.nvidia.detail}`,
+          'gpuUuids',
+          'RUNTIME_UNAVAILABLE',
+        );
+    }
     const image = await this.resolveImage(launch.image);
+    // The bind mount and the working directory must agree on one spelling of the workspace (the agent
+    // resolves the working directory through symlinks).
+    const workspace = await realpath(launch.workspace).catch(() => null);
+    if (workspace === null)
+      throw new RankStartError(`workspace: ${launch.workspace} does not exist`, 'workspace');
+    const hostPath = (value: string): string =>
+      value === launch.workspace || value.startsWith(`${launch.workspace}/`)
+        ? workspace + value.slice(launch.workspace.length)
+        : value;
+    const resolved: RankLaunch = {
+      ...launch,
+      workspace,
+      workingDir: hostPath(launch.workingDir),
+      env: Object.fromEntries(Object.entries(launch.env).map(([k, v]) => [k, hostPath(v)])),
+    };
     let network: { mode: 'none' } | { mode: 'container'; id: string } = { mode: 'none' };
     if (launch.netns !== null) {
       const sandbox = await this.existingSandbox(launch.jobId);
@@ -230,7 +257,7 @@ export class DockerRuntime implements RankRuntime {
     }
     const create = rankContainerOptions({
       edgeId: this.options.edgeId,
-      launch,
+      launch: resolved,
       image,
       network,
       limits: this.options.limits,
