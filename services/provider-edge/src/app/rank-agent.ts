@@ -106,6 +106,11 @@ export class RankAgent {
   private readonly outbox: JetStreamOutbox;
   private subscriptions: Subscription[] = [];
   private stopping = false;
+  /** Starts under way (a docker pull may take minutes): a duplicate waits for the first. */
+  private readonly inFlight = new Map<string, { req: StartRankRequest; reply: Promise<RankStartReply> }>();
+  /** Recent stop-ranks, numbered: a start under way when one arrived is stopped once it exists. */
+  private recentStops: (PayloadOf<typeof StopRanksOnEdge> & { seq: number })[] = [];
+  private stopSeq = 0;
 
   constructor(private readonly options: RankAgentOptions) {
     this.outbox = new JetStreamOutbox({
@@ -176,6 +181,8 @@ export class RankAgent {
     if (this.stopping) return;
     this.stopping = true;
     for (const s of this.subscriptions) s.unsubscribe();
+    // Starts under way finish first (and stop themselves at once: `stopping` is set).
+    await Promise.allSettled([...this.inFlight.values()].map((f) => f.reply));
     const exits = [...this.live.values()].map((l) => {
       l.stopReason ??= 'shutdown';
       return l.handle.stop(this.options.stopGraceMs ?? 10_000);
@@ -251,19 +258,19 @@ export class RankAgent {
       this.options.log('error', 'rank command subscription', { error: String(error) });
       return;
     }
-    void this.options.host
-      .exclusive(() => this.handle(msg))
-      .catch((e: unknown) => {
-        // Never leaves the caller without an answer.
-        this.options.log('error', 'rank command failed', { subject: msg.subject, error: String(e) });
-        const stop = msg.subject.endsWith('.stop-ranks.v1');
-        this.respond(
-          msg,
-          stop
-            ? ({ jobId: '', stopping: 0 } satisfies StopRanksReply)
-            : rejected('', null, [{ code: 'START_FAILED', message: String(e).slice(0, 1024), field: null }]),
-        );
-      });
+    // Not inside `exclusive`: a start may take long (docker pulls) and must not hold up the edge's
+    // reservations and reports; the state writes below take `exclusive` themselves.
+    void this.handle(msg).catch((e: unknown) => {
+      // Never leaves the caller without an answer.
+      this.options.log('error', 'rank command failed', { subject: msg.subject, error: String(e) });
+      const stop = msg.subject.endsWith('.stop-ranks.v1');
+      this.respond(
+        msg,
+        stop
+          ? ({ jobId: '', stopping: 0 } satisfies StopRanksReply)
+          : rejected('', null, [{ code: 'START_FAILED', message: String(e).slice(0, 1024), field: null }]),
+      );
+    });
   }
 
   private respond(msg: Msg, reply: RankStartReply | StopRanksReply): void {
@@ -286,7 +293,7 @@ export class RankAgent {
 
   /**
    * The answer to one command as it arrived on `subject` (anything: it is validated here). Never
-   * throws for bad input. Call inside `exclusive` (the subscription does).
+   * throws for bad input.
    */
   async answer(subject: string, raw: unknown): Promise<RankStartReply | StopRanksReply> {
     const stop = subject.endsWith('.stop-ranks.v1');
@@ -322,18 +329,42 @@ export class RankAgent {
       return rejected(envelope.data.jobId, envelope.data.rank, [
         { code: 'RUNTIME_UNAVAILABLE', message: 'the edge is shutting down', field: null },
       ]);
-    return this.startRank(envelope.data);
+    return this.startOnce(envelope.data);
+  }
+
+  /** One start per (job, attempt, rank) at a time: a duplicate of a start under way gets its outcome. */
+  private async startOnce(req: StartRankRequest): Promise<RankStartReply> {
+    const key = keyOf(req);
+    const running = this.inFlight.get(key);
+    if (running) {
+      const reply = await running.reply;
+      return reply.outcome === 'started' ? { ...reply, created: false } : reply;
+    }
+    const reply = this.startRank(req);
+    this.inFlight.set(key, { req, reply });
+    try {
+      return await reply;
+    } finally {
+      this.inFlight.delete(key);
+    }
+  }
+
+  private matches(stop: PayloadOf<typeof StopRanksOnEdge>, r: { jobId: string; attempt: number }): boolean {
+    return r.jobId === stop.jobId && (stop.attempt === null || r.attempt <= stop.attempt);
   }
 
   private stopRanks(req: PayloadOf<typeof StopRanksOnEdge>): StopRanksReply {
     let stopping = 0;
     for (const l of this.live.values()) {
-      const r = l.record;
-      if (r.jobId !== req.jobId || (req.attempt !== null && r.attempt > req.attempt)) continue;
+      if (!this.matches(req, l.record)) continue;
       l.stopReason ??= req.reason;
       void l.handle.stop(req.graceMs);
       stopping += 1;
     }
+    // Starts under way are stopped as soon as they exist.
+    this.stopSeq += 1;
+    this.recentStops = [...this.recentStops.slice(-255), { ...req, seq: this.stopSeq }];
+    for (const f of this.inFlight.values()) if (this.matches(req, f.req)) stopping += 1;
     this.options.log('info', 'stop ranks', {
       jobId: req.jobId,
       attempt: req.attempt,
@@ -345,6 +376,7 @@ export class RankAgent {
 
   private async startRank(req: StartRankRequest): Promise<RankStartReply> {
     const key = keyOf(req);
+    const stopSeqAtStart = this.stopSeq;
     const known = this.options.host.ranks().find((r) => keyOf(r) === key);
     if (known)
       return {
@@ -464,6 +496,11 @@ export class RankAgent {
     });
     this.live.set(key, live);
     this.armDeadline(live, Date.parse(startedAt) + req.maxDurationMs);
+    const stoppedMeanwhile = this.recentStops.find((s) => s.seq > stopSeqAtStart && this.matches(s, req));
+    if (stoppedMeanwhile || this.stopping) {
+      live.stopReason = stoppedMeanwhile?.reason ?? 'shutdown';
+      void handle.stop(stoppedMeanwhile?.graceMs ?? this.options.stopGraceMs ?? 10_000);
+    }
     void handle.exited.then(
       (exit) => this.options.host.exclusive(() => this.onExit(key, exit)),
       (error: unknown) =>
@@ -475,7 +512,9 @@ export class RankAgent {
           }),
         ),
     );
-    await this.options.host.saveRanks([...this.options.host.ranks(), record]);
+    await this.options.host.exclusive(() =>
+      this.options.host.saveRanks([...this.options.host.ranks(), record]),
+    );
     this.queueStatus(record);
     this.options.log('info', 'rank started', {
       jobId: req.jobId,
