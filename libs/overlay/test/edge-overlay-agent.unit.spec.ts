@@ -334,6 +334,18 @@ describe('EdgeOverlayAgent', () => {
     });
   });
 
+  it('stop() lets an attach in progress finish, then detaches it too', async () => {
+    const held = gate();
+    runtime.attachGates.set(JOB, held.opened);
+    const attaching = agent.handle('attach', attach());
+    const stopping = agent.stop();
+    held.open();
+    expect(await attaching).toMatchObject({ outcome: 'attached' });
+    await stopping;
+    expect(runtime.overlayOf(JOB)!.detached).toBe(1);
+    expect(runtime.namespaces.size).toBe(0);
+  });
+
   it("attaches into the namespace the edge provides (a Docker sandbox's, by pid) and releases it on detach", async () => {
     const released: string[] = [];
     const docker = new EdgeOverlayAgent({

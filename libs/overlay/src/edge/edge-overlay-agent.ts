@@ -181,6 +181,9 @@ export class EdgeOverlayAgent {
     this.#stopping = true;
     for (const s of this.#subscriptions) s.unsubscribe();
     this.#subscriptions = [];
+    // Commands already accepted finish first (no new ones are queued once stopping): whatever they
+    // attached is then detached below.
+    await Promise.allSettled([...this.#queues.values()]);
     await Promise.allSettled(
       [...this.#jobs.keys()].map((jobId) =>
         this.#serial(jobId, async () => {
