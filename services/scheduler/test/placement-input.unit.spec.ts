@@ -55,6 +55,13 @@ describe('placement input', () => {
       reservationDeadlineMs: 5_000,
       maxAttempts: 5,
     });
+    expect(configFromEnv({ DATABASE_URL: 'postgres://x/y' }).maxWaitMs).toBe(3_600_000);
+    expect(configFromEnv({ DATABASE_URL: 'postgres://x/y', MAX_QUEUE_WAIT_MS: '60000' }).maxWaitMs).toBe(
+      60_000,
+    );
+    expect(() => configFromEnv({ DATABASE_URL: 'postgres://x/y', MAX_QUEUE_WAIT_MS: '3000000000' })).toThrow(
+      /MAX_QUEUE_WAIT_MS/,
+    );
     expect(() => configFromEnv({})).toThrow(/DATABASE_URL/);
     expect(() => configFromEnv({ DATABASE_URL: 'postgres://x/y', RESERVATION_DEADLINE_MS: '-1' })).toThrow(
       /RESERVATION_DEADLINE_MS/,

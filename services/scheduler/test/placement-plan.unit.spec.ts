@@ -73,7 +73,8 @@ const cases: { name: string; spec: NormalizedSpec | null; expected: Record<strin
           minCpuMillicores: 4000,
           minMemoryBytes: 16 * GiB,
           image: 'ghcr.io/example/train:1.0',
-          maxDurationMs: 2 * 3_600_000,
+          // The spec allows 2 h; the funded terms (escrow) pay for 1 h.
+          maxDurationMs: 3_600_000,
         },
         perRank: { cpuMillicores: 4000, memoryBytes: 16 * GiB },
         image: 'ghcr.io/example/train:1.0',

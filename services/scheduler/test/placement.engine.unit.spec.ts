@@ -214,7 +214,7 @@ describe('placement engine', () => {
         cpuMillicores: 4000,
         memoryBytes: 16 * GiB,
         image: 'ghcr.io/example/train:1.0',
-        maxDurationMs: 2 * 3_600_000,
+        maxDurationMs: 3_600_000, // the spec's 2 h, capped at the 1 h the funded terms pay for
       });
     }
   });

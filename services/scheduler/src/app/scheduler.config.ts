@@ -33,7 +33,8 @@ const EnvSchema = z.object({
   RESERVATION_HOLD_MS: ms(300_000),
   MAX_RESERVATION_ROUNDS: ms(5),
   SCHEDULER_LEASE_RETRY_MS: ms(5_000),
-  MAX_QUEUE_WAIT_MS: ms(3_600_000),
+  // A Node timer waits at most 2^31 − 1 ms (about 24.8 days); a longer one would fire at once.
+  MAX_QUEUE_WAIT_MS: z.coerce.number().int().min(1).max(2_147_483_647).default(3_600_000),
 });
 
 /**

@@ -202,6 +202,8 @@ export const allocationPlan = (
     pinnedProvider: node?.peer ?? null,
   });
   const hasLocation = location.accept.length > 0 || location.reject.length > 0;
+  // The escrow covers the job's terms: an allocation never runs longer than they pay for.
+  const maxDurationMs = Math.min(a.maxDurationMs, job.maxDurationSeconds * 1000);
   return {
     gang,
     query: {
@@ -213,7 +215,7 @@ export const allocationPlan = (
       cpuArchitecture: a.resources.cpuArchitecture,
       subnet: null,
       image: a.execution.image,
-      maxDurationMs: a.maxDurationMs,
+      maxDurationMs,
       maxPrice: { asset: job.asset, perGpuHourMinor: job.terms.maxPricePerGpuHour },
       location: hasLocation
         ? {
@@ -225,7 +227,7 @@ export const allocationPlan = (
     },
     perRank: { cpuMillicores: a.resources.cpuMillicores, memoryBytes: a.resources.ramBytes },
     image: a.execution.image,
-    maxDurationMs: a.maxDurationMs,
+    maxDurationMs,
   };
 };
 
