@@ -11,8 +11,9 @@ import { NestPinoLogger } from '@gpunet/service-runtime';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RateLimitedError, UnauthenticatedError } from '../domain/gateway.errors';
+import { PROBLEM_CONTENT_TYPE, toProblem } from '../domain/problem';
 import { type BucketState, takeToken } from '../domain/token-bucket';
 import type { GatewayConfig } from './gateway.config';
 import { GatewayRuntime } from './gateway.runtime';
@@ -134,8 +135,15 @@ export const startGateway = async (options: GatewayAppOptions): Promise<RunningG
   });
   const streams = new StreamRegistry(config.maxStreams, (n) => openStreams.set(n));
   let app: NestFastifyApplication | undefined;
+  const logInternal = (error: unknown) => logger.error({ err: error }, 'request failed');
   try {
-    const adapter = new FastifyAdapter({ bodyLimit: config.bodyLimitBytes, trustProxy: false });
+    const adapter = new FastifyAdapter({
+      bodyLimit: config.bodyLimitBytes,
+      trustProxy: false,
+      // The router answers a malformed URL or an over-long parameter before any hook or handler.
+      frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) =>
+        sendProblem(error, request, reply, logInternal),
+    });
     app = await NestFactory.create<NestFastifyApplication>(
       GatewayHttpModule.forRoot(runtime, metrics, streams),
       adapter,
@@ -146,8 +154,25 @@ export const startGateway = async (options: GatewayAppOptions): Promise<RunningG
     fastify.addContentTypeParser(BODY_CONTENT_TYPES, { parseAs: 'string' }, (_request, body, done) =>
       done(null, body),
     );
-    const logInternal = (error: unknown) => logger.error({ err: error }, 'request failed');
     fastify.setErrorHandler((error, request, reply) => sendProblem(error, request, reply, logInternal));
+    // A few answers Fastify gives itself (414 for an over-long path parameter …) skip the error
+    // handler: they are rewritten here, so that every error is problem+json.
+    fastify.addHook('onSend', async (request, reply, payload) => {
+      if (reply.statusCode < 400) return payload;
+      const type = reply.getHeader('content-type');
+      if (typeof type === 'string' && type.startsWith(PROBLEM_CONTENT_TYPE)) return payload;
+      let message = `HTTP ${reply.statusCode}`;
+      try {
+        const parsed = JSON.parse(typeof payload === 'string' ? payload : '') as { message?: unknown };
+        if (typeof parsed.message === 'string') message = parsed.message;
+      } catch {
+        // not JSON: keep the generic message
+      }
+      void reply.header('content-type', PROBLEM_CONTENT_TYPE);
+      return JSON.stringify(
+        toProblem({ statusCode: reply.statusCode, message }, request.url.split('?')[0] ?? '/'),
+      );
+    });
     installAuth(fastify, runtime, options.nowMs ?? Date.now);
     installMetrics(fastify, metrics);
     app.useGlobalFilters(new ProblemFilter(logInternal));

@@ -36,6 +36,7 @@ const FRAMEWORK_CODES: Readonly<Record<number, { code: string; title: string }>>
   405: { code: 'METHOD_NOT_ALLOWED', title: 'Method not allowed' },
   406: { code: 'NOT_ACCEPTABLE', title: 'Not acceptable' },
   413: { code: 'PAYLOAD_TOO_LARGE', title: 'The request body is too large' },
+  414: { code: 'URI_TOO_LONG', title: 'The request URI is too long' },
   415: { code: 'UNSUPPORTED_MEDIA_TYPE', title: 'Unsupported content type' },
   429: { code: 'RATE_LIMITED', title: 'Too many requests' },
 };

@@ -30,6 +30,8 @@ const schemaOf = (
   };
   const { $defs, $schema: _schema, ...rest } = moved;
   for (const [id, def] of Object.entries($defs ?? {})) components[id] = def;
+  // A schema with an id comes back as a reference to its own $defs entry, moved above.
+  if (typeof rest['$ref'] === 'string') return rest;
   const id = registry.get(schema)?.id;
   if (typeof id === 'string') {
     const { id: _id, ...body } = rest;
