@@ -7,6 +7,8 @@ import {
   JobPlaced,
   JobSubmitted,
   type MessageDefinition,
+  ProviderRegistered,
+  RankStatusReported,
   type PayloadOf,
   prefixSubject,
 } from '@gpunet/contracts';
@@ -27,7 +29,7 @@ import { NestFactory } from '@nestjs/core';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXECUTION_RUNTIME, ExecutionModule, type ExecutionRuntime } from '../src/app/execution.module';
-import { edgeId, placementOf, specOf } from './support/fixtures';
+import { edgeId, placementOf, providerRegistered, specOf } from './support/fixtures';
 import { TestEdge } from './support/test-edge';
 
 const TIMEOUT = { timeoutMs: 30_000 };
@@ -358,5 +360,52 @@ describe('execution (NATS + Postgres)', () => {
     await event('job-spoof', 'job.completed');
     expect(ofJob('job-spoof')).not.toContain('job.failed');
     expect(errors.filter((e) => !/timeout|TIMEOUT|503/i.test(e))).toEqual([]);
+  });
+
+  it('MASTER_ADDR is rank 0’s host address from discovery, the GPU class its model; garbage statuses are dead-lettered', async () => {
+    const [r, t] = [edge('R'), edge('S')];
+    await publish(
+      ProviderRegistered,
+      providerRegistered(r.id, '10.1.2.3', 'NVIDIA H100 80GB HBM3', ['GPU-RRRR-0']),
+      r.id,
+    );
+    await publish(
+      ProviderRegistered,
+      providerRegistered(t.id, '10.1.2.4', 'NVIDIA GeForce RTX 4090', ['GPU-SSSS-0']),
+      t.id,
+    );
+    // A hostile edge's bytes on its status subject: off contract, dead-lettered, nothing else happens.
+    await runtime.nats.js.publish(
+      RankStatusReported.subject({ edgeId: r.id }, nats.prefix),
+      '{"data":{"rank":-1}}',
+    );
+    await waitFor(
+      async () =>
+        (
+          await runtime.db.query(`SELECT 1 FROM "${pg.schema}".providers WHERE provider_id = ANY($1)`, [
+            [r.id, t.id],
+          ])
+        ).length === 2,
+      { ...TIMEOUT, description: 'both providers known' },
+    );
+    await submit('job-addr', specOf({ gpus: 2 }));
+    await place('job-addr', [r, t]);
+    const launching = await event('job-addr', 'job.launching');
+    expect(launching.data).toMatchObject({
+      masterAddr: '10.1.2.3',
+      ranks: [
+        { providerId: r.id, address: '10.1.2.3', gpuClass: 'H100-80GB' },
+        { providerId: t.id, address: '10.1.2.4', gpuClass: 'NVIDIA-GeForce-RTX-4090' },
+      ],
+    });
+    await waitFor(() => t.startRequests.some((c) => c.jobId === 'job-addr'), TIMEOUT);
+    expect(t.startRequests.find((c) => c.jobId === 'job-addr')!.env).toMatchObject({
+      MASTER_ADDR: '10.1.2.3',
+      RANK: '1',
+    });
+    await event('job-addr', 'job.running');
+    await r.exit('job-addr', 1, 0, 0, 1);
+    await t.exit('job-addr', 1, 1, 0, 1);
+    await event('job-addr', 'job.completed');
   });
 });

@@ -1,4 +1,10 @@
-import type { LaunchedRank, PayloadOf, PlacedAllocation, RankStatusReported } from '@gpunet/contracts';
+import type {
+  LaunchedRank,
+  PayloadOf,
+  PlacedAllocation,
+  ProviderRegistered,
+  RankStatusReported,
+} from '@gpunet/contracts';
 import { type NormalizedSpec, parseEnsembleSpecOrThrow } from '@gpunet/ensemble-spec';
 
 /** A valid edge id (public user nkey shape) per letter: `edgeId('B')`. */
@@ -80,4 +86,63 @@ export const rankStatus = (
   wallSeconds: 0,
   reportedAt: T0,
   ...init,
+});
+
+/** Discovery's `provider.registered` for an edge with one address and GPUs of one model. */
+export const providerRegistered = (
+  id: string,
+  address: string,
+  model: string,
+  gpuUuids: readonly string[],
+): PayloadOf<typeof ProviderRegistered> => ({
+  providerId: id,
+  sequence: 1,
+  publicKey: id,
+  name: 'edge',
+  agentVersion: '0.1.0',
+  at: T0,
+  host: {
+    hostname: 'h',
+    os: { platform: 'linux', release: '6.1', distribution: null },
+    cpu: { model: 'EPYC', logicalCores: 64, architecture: 'amd64' },
+    memoryBytes: 512 * 1024 ** 3,
+    diskFreeBytes: 10 ** 12,
+    containerRuntimes: [],
+    addresses: [
+      { interface: 'lo', address: '127.0.0.1', family: 'ipv4' },
+      { interface: 'eth0', address: 'fe80::1', family: 'ipv6' },
+      { interface: 'eth0', address, family: 'ipv4' },
+    ],
+  },
+  inventory: {
+    simulated: true,
+    backends: [{ name: 'simulated', status: 'ok', detail: null }],
+    gpus: gpuUuids.map((uuid, index) => ({
+      index,
+      uuid,
+      vendor: 'nvidia' as const,
+      model,
+      vramBytes: 80 * 1024 ** 3,
+      driverVersion: null,
+      cudaVersion: '12.4',
+      computeCapability: { major: 9, minor: 0 },
+      rocmVersion: null,
+      architecture: null,
+      pciBusId: null,
+      mig: { enabled: false, devices: [] },
+    })),
+    links: [],
+  },
+  policy: {
+    sharedGpuUuids: [...gpuUuids],
+    maxGpusPerJob: 8,
+    maxJobDurationMs: null,
+    cpuMillicores: 60_000,
+    memoryBytes: 500 * 1024 ** 3,
+    images: ['*'],
+    pricing: { asset: 'USDC', defaultFloorMinor: null, floors: [] },
+    subnets: ['public'],
+    availability: null,
+    location: { continent: null, country: null, city: null },
+  },
 });
