@@ -238,6 +238,12 @@ describe('provider-edge command line', () => {
     expect(await runEdgeCli(['start', '--heartbeat', 'often'], u.cli)).toBe(2);
     expect(u.err.join('')).toContain('--heartbeat');
     expect(await runEdgeCli(['fly'], io().cli)).toBe(2);
+    const r = io();
+    expect(await runEdgeCli(['start', '--runtime', 'chroot'], r.cli)).toBe(2);
+    expect(r.err.join('')).toContain('--runtime: process, docker or none');
+    const g = io();
+    expect(await runEdgeCli(['start', '--rank-grace', '10h'], g.cli)).toBe(2);
+    expect(g.err.join('')).toContain('--rank-grace');
     const dir = join(await tempDir(), 'home');
     await runEdgeCli(['init', '--dir', dir], io().cli);
     await writeFile(join(dir, 'bad.yaml'), 'gpus: [{ model: X, vram: lots }]');

@@ -88,14 +88,25 @@ export interface EdgeAgentOptions {
   readonly ranks?: EdgeRankOptions;
 }
 
+/** What a runtime factory knows when the edge starts. */
+export interface RankRuntimeContext {
+  readonly edgeId: string;
+  readonly policy: Policy;
+  readonly host: Host;
+  readonly inventory: Inventory;
+  readonly dataDir: string;
+  readonly log: EdgeLogger;
+}
+
 export interface EdgeRankOptions {
   /** Default true. */
   readonly enabled?: boolean;
   /**
-   * The runtimes ranks may ask for. Default: the process runtime (development and CI), with its pid
-   * records under `dataDir/ranks`.
+   * The runtimes ranks may ask for, or how to make them once the policy and the hardware are known.
+   * Default: the process runtime (development and CI), with its pid records under `dataDir/ranks`.
    */
-  readonly runtimes?: readonly RankRuntime[];
+  readonly runtimes?:
+    readonly RankRuntime[] | ((context: RankRuntimeContext) => Promise<readonly RankRuntime[]>);
   /** Workspaces and the process runtime's records live here. Default: the state file's directory. */
   readonly dataDir?: string;
   readonly logBatching?: LogBatching;
@@ -602,9 +613,17 @@ export class EdgeAgent {
     const options = this.options.ranks ?? {};
     if (options.enabled === false) return;
     const dataDir = options.dataDir ?? dirname(this.options.store.path);
-    const runtimes = options.runtimes ?? [
-      new ProcessRuntime({ stateDir: join(dataDir, 'ranks'), log: this.log }),
-    ];
+    const runtimes =
+      typeof options.runtimes === 'function'
+        ? await options.runtimes({
+            edgeId: this.edgeId,
+            policy: this.policy,
+            host: this.host,
+            inventory: this.inventory,
+            dataDir,
+            log: this.log,
+          })
+        : (options.runtimes ?? [new ProcessRuntime({ stateDir: join(dataDir, 'ranks'), log: this.log })]);
     if (runtimes.some((r) => r.kind === 'process') && !this.inventory.simulated)
       this.log(
         'warn',

@@ -16,7 +16,11 @@ import {
 import { IdentityError, loadIdentity, loadOrCreateIdentity } from '../infra/identity.store';
 import { jsonLogger } from '../infra/logger';
 import { StateFileError, StateStore } from '../infra/state.store';
+import { shareableResources } from '../domain/policy/shared-gpus';
+import { readAmdDevices } from '../runtime/docker-host';
+import { DockerRuntime } from '../runtime/docker.runtime';
 import { ProcessRuntime } from '../runtime/process.runtime';
+import type { RankRuntime } from '../runtime/rank-runtime';
 import { EdgeAgent, PolicyRejectedError } from './edge-agent';
 
 /** What the edge's command line may do to the world; tests pass fakes. */
@@ -39,7 +43,7 @@ const HELP = `provider-edge — the gpunet agent of one GPU host
 Usage:
   provider-edge init   [--dir DIR]
   provider-edge start  [--dir DIR] [--policy FILE] [--nats URL] [--simulate INVENTORY] [--heartbeat 5s] [--rescan 60s]
-                       [--runtime process|none] [--rank-grace 10s] [--log-batch 100ms]
+                       [--runtime process|docker|none] [--rank-grace 10s] [--log-batch 100ms]
   provider-edge status [--dir DIR] [--policy FILE] [--simulate INVENTORY] [--json]
 
   --dir        the edge's directory: identity (edge.nk, 0600), state.json, policy.yaml
@@ -49,7 +53,8 @@ Usage:
   --simulate   a declared inventory file: simulated GPUs, labelled simulated in every report
   --heartbeat  heartbeat period (default 5s); --rescan hardware rescan period (default 60s)
   --runtime    how ranks run: process (child processes of the edge; development and CI — the
-               default) or none (the edge refuses rank starts). Ranks live under DIR/workspaces.
+               default), docker (sandboxed containers; providers), or none (the edge refuses
+               rank starts). Workspaces live under DIR/workspaces.
   --rank-grace SIGTERM→SIGKILL grace when the edge stops ranks itself (default 10s)
   --log-batch  longest a rank's output line waits before it is shipped (default 100ms)
   --prefix     subject namespace (tests only)
@@ -181,8 +186,8 @@ const start = async (
   const logDelayMs = duration(values['log-batch'], 100, 'log-batch');
   if (logDelayMs < 1 || logDelayMs > 10_000) throw new Usage('--log-batch: between 1ms and 10s');
   const runtime = values.runtime ?? 'process';
-  if (runtime !== 'process' && runtime !== 'none')
-    throw new Usage(`--runtime: process or none, not ${runtime.slice(0, 32)}`);
+  if (runtime !== 'process' && runtime !== 'docker' && runtime !== 'none')
+    throw new Usage(`--runtime: process, docker or none, not ${runtime.slice(0, 32)}`);
   const identity = await loadIdentity(dir);
   const log = jsonLogger(io.out, { edgeId: identity.edgeId });
   const agent = new EdgeAgent({
@@ -206,7 +211,27 @@ const start = async (
       runtime === 'none'
         ? { enabled: false }
         : {
-            runtimes: [new ProcessRuntime({ stateDir: join(dir, 'ranks'), log })],
+            runtimes:
+              runtime === 'process'
+                ? [new ProcessRuntime({ stateDir: join(dir, 'ranks'), log })]
+                : async ({ edgeId, policy, host, inventory }): Promise<RankRuntime[]> => {
+                    const shareable = shareableResources(policy, host);
+                    const amd = await readAmdDevices(inventory.gpus);
+                    for (const problem of amd.problems)
+                      log('warn', `AMD GPU refused to containers: ${problem}`);
+                    return [
+                      new DockerRuntime({
+                        edgeId,
+                        allowedImages: policy.images,
+                        limits: {
+                          maxMemoryBytes: shareable.memoryBytes,
+                          maxCpuMillicores: shareable.cpuMillicores,
+                        },
+                        amd: amd.devices,
+                        log,
+                      }),
+                    ];
+                  },
             dataDir: dir,
             stopGraceMs,
             logBatching: { maxDelayMs: logDelayMs },
