@@ -4,6 +4,7 @@ import type {
   PlacedAllocation,
   ReservationReply,
 } from '@gpunet/contracts';
+import { JobUnschedulable } from '@gpunet/contracts';
 import { parseEnsembleSpecOrThrow } from '@gpunet/ensemble-spec';
 import { EventCollector, FakeClock, waitFor } from '@gpunet/testing';
 import { describe, expect, it } from 'vitest';
@@ -267,6 +268,21 @@ describe('placement engine', () => {
       reasons: [expect.objectContaining({ plugin: 'spec-plan', reason: 'CpuOnlyAllocation' })],
     });
     expect(w.reserveCalls).toEqual([]);
+  });
+
+  it('a very long sentence is cut to the contract’s bounds, not lost', async () => {
+    const clock = new FakeClock('2030-01-01T00:00:00Z');
+    const w = world({ [A]: 'accept' });
+    const names = Array.from({ length: 40 }, (_, i) => `allocation-with-a-long-name-${i}`);
+    const spec = specOf(names.map((n) => gpuAllocation(n, '{ count: 1 }')).join('\n'));
+    const together = {
+      ...spec,
+      nodes: [{ name: 'all', allocations: names, peer: null, location: { accept: [], reject: [] } }],
+    };
+    engineFor(w, clock).submit(fundedJob({ gpus: 40 }), together);
+    const e = await w.emitted.waitFor((x) => x.type === 'job.unschedulable', { timeoutMs: 5_000 });
+    expect(JobUnschedulable.schema.safeParse(e.data).success).toBe(true);
+    expect(e.data.message).toMatch(/^node 'all' puts allocations/);
   });
 
   it('queued longer than the maximum wait → job.unschedulable (Unschedulable) with the last reasons', async () => {

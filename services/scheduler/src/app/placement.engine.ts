@@ -251,9 +251,17 @@ export class PlacementEngine {
           jobId: job.jobId,
           tenantId: job.tenantId,
           code: event.data.code,
-          allocation: event.data.allocation,
-          message: event.data.message,
-          reasons: event.data.reasons.slice(0, 64),
+          // Within the contract's bounds: a sentence naming many allocations or GPUs is cut, not lost.
+          allocation: event.data.allocation?.slice(0, 128) ?? null,
+          message: event.data.message.slice(0, 2048),
+          reasons: event.data.reasons
+            .slice(0, 64)
+            .map((r) => ({
+              ...r,
+              plugin: r.plugin.slice(0, 128),
+              reason: r.reason.slice(0, 128),
+              message: r.message.slice(0, 1024),
+            })),
           at: event.data.at,
         });
         return;

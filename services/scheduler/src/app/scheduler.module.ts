@@ -82,7 +82,9 @@ type FundedJob = PayloadOf<typeof JobFunded>;
 
 /**
  * `job.funded` and `job.submitted` of one job arrive on two consumers, in either order: each
- * handler takes this per-job lock first, so the second to commit always sees the first's row.
+ * handler takes this per-job lock first, so the second to commit always sees the first's row. Two
+ * batches locking the same jobs in opposite orders deadlock; Postgres aborts one, and the consumer
+ * applies that batch again message by message.
  */
 const lockJob = (tx: Tx, jobId: string): Promise<unknown> =>
   tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`gpunet-scheduler-job:${tx.schema}:${jobId}`]);
