@@ -244,7 +244,8 @@ wait_release()
     const link = `${real}-link`;
     workspaces.push(link);
     await symlink(real, link);
-    await mkdir(join(real, 'src'));
+    // As the agent makes it: 0700, owned by the edge.
+    await mkdir(join(real, 'src'), { mode: 0o700 });
     const l = await launch({
       workspace: link,
       workingDir: join(real, 'src'),
@@ -252,7 +253,7 @@ wait_release()
       cmd: py(`
 import shutil, subprocess
 print('cwd', os.getcwd(), os.environ['OUT'], flush=True)
-for path in ('/etc/gpunet', '/gpunet', '/usr/lib/gpunet', '/var/tmp/gpunet', '/home/gpunet', os.environ['OUT'], '/tmp/t.sh'):
+for path in ('/etc/gpunet', '/gpunet', '/usr/lib/gpunet', '/var/tmp/gpunet', '/home/gpunet', os.environ['OUT'], '/scratch/src/in-cwd', '/tmp/t.sh'):
     try:
         with open(path, 'w') as f:
             f.write('#!/bin/sh\\necho ran\\n')
@@ -279,6 +280,7 @@ print('done', flush=True)
       'write /var/tmp/gpunet Read-only file system',
       'write /home/gpunet Read-only file system',
       'write /scratch/out.txt ok',
+      'write /scratch/src/in-cwd ok',
       'write /tmp/t.sh ok',
     ]);
     expect(await line('exec /tmp')).toBe('exec /tmp Permission denied');

@@ -5,7 +5,7 @@
  * no network (or the job's network sandbox), exactly the reserved GPUs, and the rank's workspace as
  * the only host path. docs/security.md says what this protects the provider from, and what not.
  */
-import { chown, readFile, realpath } from 'node:fs/promises';
+import { lchown, readFile, realpath } from 'node:fs/promises';
 import { constants as osConstants } from 'node:os';
 import { PassThrough, type Readable } from 'node:stream';
 import Docker from 'dockerode';
@@ -263,9 +263,20 @@ export class DockerRuntime implements RankRuntime {
       limits: this.options.limits,
       amd: this.options.amd ?? NO_AMD_DEVICES,
     });
-    // The workspace belongs to the rank's user (the agent created it as the edge's).
-    if (process.getuid?.() === 0)
-      await chown(launch.workspace, SANDBOX_UID, SANDBOX_UID).catch(() => undefined);
+    // The workspace and the directories down to the working directory belong to the rank's user
+    // (the agent created them as the edge's, 0700). Not recursive: files of earlier attempts are the
+    // rank's already, and a link planted there must not make the edge chown anything else.
+    if (process.getuid?.() === 0) {
+      let dir = workspace;
+      const below = resolved.workingDir
+        .slice(workspace.length)
+        .split('/')
+        .filter((p) => p !== '');
+      for (const part of ['', ...below]) {
+        dir = part === '' ? dir : `${dir}/${part}`;
+        await lchown(dir, SANDBOX_UID, SANDBOX_UID).catch(() => undefined);
+      }
+    }
     let container: Docker.Container;
     try {
       container = await this.docker.createContainer(create);
