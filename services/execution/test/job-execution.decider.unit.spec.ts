@@ -309,6 +309,15 @@ describe('job execution decider', () => {
     });
   });
 
+  it('silence before the service could listen (its restart) loses no rank', () => {
+    let h = launched();
+    h = play(h, running(h, 0), running(h, 1)).history;
+    expect(play(h, { type: 'Tick', now: at(200), listeningSince: at(150) }).decided).toEqual([]);
+    expect(play(h, { type: 'Tick', now: at(271), listeningSince: at(150) }).decided[0]).toMatchObject({
+      type: 'job.restarting',
+    });
+  });
+
   it('reports usage every period while it grows, with an increasing seq', () => {
     let h = launched();
     h = play(

@@ -64,6 +64,13 @@ const stopReason = (outcome: StopOutcome): StopRanksRequest['reason'] => {
   }
 };
 
+/**
+ * Whether the manager has something to do for the job now or at a deadline: a job only submitted
+ * (or only placed) waits for its other half in the database, not in the tick.
+ */
+const needsDriving = (s: ExecutionState): boolean =>
+  s.phase === 'new' ? readyToLaunch(s) : !(isTerminal(s.phase) && s.released);
+
 const endReason = (s: ExecutionState): StopRanksRequest['reason'] =>
   s.phase === 'cancelled' ? 'cancelled' : s.phase === 'completed' ? 'shutdown' : 'gang-failed';
 
@@ -86,6 +93,7 @@ export class JobProcessManager {
   private timer: unknown;
   private ticking: Promise<void> | undefined;
   private running = false;
+  private startedAt = new Date(0);
   private readonly pending = new Set<Promise<unknown>>();
 
   constructor(private readonly options: JobProcessManagerOptions) {
@@ -95,12 +103,13 @@ export class JobProcessManager {
   /** Resumes every job that was active, then ticks every `tickMs`. */
   async start(): Promise<void> {
     const { db } = this.options;
+    this.startedAt = this.options.clock.now();
     const rows = await db.query<{ job_id: string }>(
       `SELECT job_id FROM "${db.schema}".jobs WHERE active ORDER BY job_id`,
     );
     for (const { job_id } of rows) {
       const state = await db.transaction((tx) => this.load(tx, job_id));
-      this.active.set(job_id, state);
+      if (needsDriving(state)) this.active.set(job_id, state);
     }
     this.running = true;
     this.options.metrics.activeJobs.set(this.active.size);
@@ -158,7 +167,7 @@ export class JobProcessManager {
       `UPDATE "${tx.schema}".jobs SET phase = $2, active = $3, updated_at = now() WHERE job_id = $1`,
       [jobId, next.phase, !finished],
     );
-    tx.onCommit(() => this.committed(jobId, state, next));
+    tx.onCommit(() => this.committed(jobId, state, next, decided));
     return { before: state, after: next };
   }
 
@@ -205,10 +214,18 @@ export class JobProcessManager {
     );
   }
 
-  private committed(jobId: string, before: ExecutionState, next: ExecutionState): void {
-    if (isTerminal(next.phase) && !isTerminal(before.phase))
-      this.options.metrics.jobsEnded.inc({ outcome: next.phase, code: this.endCode(next) });
-    if (isTerminal(next.phase) && next.released) {
+  private committed(
+    jobId: string,
+    before: ExecutionState,
+    next: ExecutionState,
+    decided: readonly ExecutionEvent[],
+  ): void {
+    if (isTerminal(next.phase) && !isTerminal(before.phase)) {
+      const failed = decided.find((e) => e.type === 'job.failed');
+      const code = failed?.type === 'job.failed' ? failed.data.reason.code : next.phase;
+      this.options.metrics.jobsEnded.inc({ outcome: next.phase, code });
+    }
+    if (!needsDriving(next)) {
       this.active.delete(jobId);
       this.networks.delete(jobId);
       for (const key of [...this.sent]) if (key.startsWith(`${jobId}/`)) this.sent.delete(key);
@@ -217,10 +234,6 @@ export class JobProcessManager {
     }
     this.options.metrics.activeJobs.set(this.active.size);
     if (this.running) this.reconcile(jobId, next);
-  }
-
-  private endCode(s: ExecutionState): string {
-    return s.stopping?.outcome.kind === 'failed' ? s.stopping.outcome.code : s.phase;
   }
 
   /** Runs `effect` in the background, reporting (never throwing) its failure. */
@@ -404,7 +417,7 @@ export class JobProcessManager {
       if (!this.running) return;
       try {
         const now = this.options.clock.now();
-        const next = await this.handle(jobId, { type: 'Tick', now });
+        const next = await this.handle(jobId, { type: 'Tick', now, listeningSince: this.startedAt });
         // Retry what failed before (what was sent and answered is not sent again).
         if (this.running) this.reconcile(jobId, this.active.get(jobId) ?? next);
       } catch (error) {

@@ -112,7 +112,11 @@ export type ExecutionCommand =
       readonly now: Date;
     }
   | { readonly type: 'Cancel'; readonly jobId: string; readonly reason: string | null; readonly now: Date }
-  | { readonly type: 'Tick'; readonly now: Date }
+  /**
+   * Time passed. `listeningSince`: since when this process could have heard statuses (its start);
+   * silence before that is the service's own, never a rank's, so it loses no rank.
+   */
+  | { readonly type: 'Tick'; readonly now: Date; readonly listeningSince?: Date }
   | { readonly type: 'MarkReleased'; readonly now: Date };
 
 export type Phase = 'new' | 'launching' | 'running' | 'stopping' | 'completed' | 'failed' | 'cancelled';
@@ -597,7 +601,8 @@ export const jobExecutionDecider = (
             (r) =>
               s.started[r.rank] &&
               !s.exited[r.rank] &&
-              t - (s.lastSeenMs[r.rank] ?? t) >= policy.heartbeatTimeoutMs,
+              t - Math.max(s.lastSeenMs[r.rank] ?? t, command.listeningSince?.getTime() ?? 0) >=
+                policy.heartbeatTimeoutMs,
           );
           if (lost)
             gangFailed(
