@@ -76,7 +76,18 @@ describe('parseSimulatedInventory', () => {
     expect(sim.value.backend.links).toEqual([{ vendor: 'amd', a: 0, b: 1, kind: 'xgmi', lanes: null }]);
   });
 
+  it('prefixes the ids as the file says, so that simulated hosts of one cluster never collide', () => {
+    const sim = parseSimulatedInventory('uuid_prefix: SIM-alpha\ngpus: [{ model: X, vram: 8GiB, count: 2 }]');
+    if (!sim.ok) throw new Error(JSON.stringify(sim.issues));
+    expect(sim.value.backend.gpus.map((g) => g.uuid)).toEqual(['SIM-alpha-nvidia-0', 'SIM-alpha-nvidia-1']);
+  });
+
   it.each([
+    [
+      'a prefix that does not say simulated',
+      'uuid_prefix: GPU-1234\ngpus: [{ model: X, vram: 8GiB }]',
+      'uuid_prefix',
+    ],
     ['no GPUs', 'gpus: []', 'gpus'],
     ['a bad size', 'gpus: [{ model: X, vram: 80 gigs }]', 'gpus[0].vram'],
     ['an unknown key', 'gpus: [{ model: X, vram: 8GiB, colour: red }]', 'gpus[0]'],

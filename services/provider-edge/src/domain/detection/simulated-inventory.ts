@@ -42,6 +42,14 @@ const HostOverrides = z.strictObject({
 export const SimulatedInventorySchema = z.strictObject({
   /** Optional marker; a declared inventory is simulated whatever it says. */
   simulated: z.literal(true).optional(),
+  /**
+   * What the simulated GPUs' ids start with (default `SIM`): ids must be unique across the
+   * network, so every simulated host of one cluster needs its own (`SIM-alpha` → `SIM-alpha-nvidia-0`).
+   */
+  uuid_prefix: z
+    .string()
+    .regex(/^SIM[A-Za-z0-9-]{0,60}$/, 'must start with SIM and use only letters, digits and -')
+    .optional(),
   gpus: z.array(GpuGroup).min(1).max(16),
   host: HostOverrides.optional(),
 });
@@ -75,7 +83,7 @@ const sizeBytes = (value: string | number, path: string, issues: ValidationIssue
 /**
  * Reads a declared inventory file (YAML or JSON) for the simulated backend. Every problem comes back
  * with its field path (`gpus[1].vram: …`); nothing throws. GPUs are numbered per vendor in file order
- * and get ids `SIM-<vendor>-<index>`.
+ * and get ids `<uuid_prefix>-<vendor>-<index>` (`SIM-nvidia-0` by default).
  */
 export const parseSimulatedInventory = (text: string): SimulatedInventoryResult => {
   let raw: unknown;
@@ -107,7 +115,7 @@ export const parseSimulatedInventory = (text: string): SimulatedInventoryResult 
       const index = next[vendor]++;
       gpus.push({
         index,
-        uuid: `SIM-${vendor}-${index}`,
+        uuid: `${parsed.data.uuid_prefix ?? 'SIM'}-${vendor}-${index}`,
         vendor,
         model: group.model,
         vramBytes,
