@@ -380,4 +380,37 @@ allocations:
     expect(nodes.map((n) => n.providerId)).toEqual([node!.providerId]);
     expect(await runtime.openJobs()).toEqual([]);
   });
+
+  it('a job queued longer than the maximum wait → job.unschedulable with the last reasons, no longer owed', async () => {
+    const funded = fundedJob({ jobId: 'job-int-4', tenantId: 'tenant-4', gpus: 8 });
+    const spec = parseEnsembleSpecOrThrow(`apiVersion: gpunet.io/v1
+kind: Ensemble
+metadata: { name: eight-on-one }
+max_duration: 1h
+allocations:
+  main:
+    execution: { image: ghcr.io/example/train:1.0, cmd: [python, train.py] }
+    resources: { cpu: { cores: 1 }, ram: { size: 1GiB }, gpus: { count: 8 } }
+`);
+    await publish(JobSubmitted, { ...submittedV1(funded), spec }, 'job-int-4');
+    await publish(JobFunded, funded, 'job-int-4');
+    await waitFor(() => runtime.engine.status('job-int-4')?.status === 'waiting', {
+      timeoutMs: 10_000,
+      description: 'job-int-4 waiting for 8 GPUs on one node',
+    });
+    expect(await runtime.openJobs()).toEqual(['job-int-4']);
+    clock.advance(3_600_000); // the default maximum wait
+    const e = await events.waitFor(
+      (x) => x.type === 'job.unschedulable' && (x.data as { jobId: string }).jobId === 'job-int-4',
+      { timeoutMs: 10_000 },
+    );
+    const data = e.data as { code: string; message: string; reasons: unknown[] };
+    expect(data.code).toBe('Unschedulable');
+    expect(data.message).toMatch(/^queued longer than the maximum wait of 1 h; last: 8 GPUs asked/);
+    expect(data.reasons.length).toBeGreaterThan(0);
+    await waitFor(async () => (await runtime.openJobs()).length === 0, {
+      timeoutMs: 10_000,
+      description: 'job-int-4 no longer owed a decision',
+    });
+  });
 });
