@@ -53,6 +53,8 @@ export interface DockerRuntimeOptions {
   readonly sandboxImage?: string;
   /** How often a running rank's pids cgroup is read for limit hits. Default 1 000 ms. */
   readonly pidsPollMs?: number;
+  /** How long a rank's exit is waited for while the engine does not answer. Default 5 min. */
+  readonly engineLossMs?: number;
   /** Where cgroups are mounted. Default /sys/fs/cgroup. */
   readonly cgroupRoot?: string;
   readonly log?: DockerRuntimeLog;
@@ -506,14 +508,41 @@ class ContainerRank implements DockerRunningRank {
     return this.pidsHits;
   }
 
-  private async watch(): Promise<RankExit> {
-    let statusCode: number | null = null;
-    try {
-      const result = (await this.container.wait()) as { StatusCode?: number };
-      statusCode = typeof result.StatusCode === 'number' ? result.StatusCode : null;
-    } catch (e) {
-      this.log('warn', 'waiting on a rank container failed', { container: this.id, error: messageOf(e) });
+  /**
+   * The container's exit status. A wait that breaks without an answer (the engine restarting) is
+   * retried: giving up would remove a rank that still runs. Null when the container is gone, or
+   * the engine stayed away longer than `engineLossMs`.
+   */
+  private async waitForExit(): Promise<{ code: number | null; engineLost: boolean }> {
+    const deadline = Date.now() + (this.options.engineLossMs ?? 5 * 60_000);
+    let delay = 250;
+    for (;;) {
+      try {
+        const result = (await this.container.wait()) as { StatusCode?: number };
+        return { code: typeof result.StatusCode === 'number' ? result.StatusCode : null, engineLost: false };
+      } catch (e) {
+        const status = statusOf(e);
+        if (status === 404) return { code: null, engineLost: false };
+        if (Date.now() >= deadline) {
+          this.log('error', 'lost the Docker engine while a rank ran', {
+            container: this.id,
+            error: messageOf(e),
+          });
+          return { code: null, engineLost: true };
+        }
+        this.log('warn', 'waiting on a rank container failed; retrying', {
+          container: this.id,
+          error: messageOf(e),
+        });
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, 5_000);
+      }
     }
+  }
+
+  private async watch(): Promise<RankExit> {
+    const waited = await this.waitForExit();
+    let statusCode = waited.code;
     if (this.poller !== undefined) clearInterval(this.poller);
     let oomKilled = false;
     try {
@@ -534,13 +563,15 @@ class ContainerRank implements DockerRunningRank {
       statusCode !== null && statusCode > 128 && statusCode < 128 + 65
         ? (SIGNAL_NAMES.get(statusCode - 128) ?? null)
         : null;
-    const reason = oomKilled
-      ? 'oom'
-      : this.stopRequested
-        ? 'stopped'
-        : statusCode !== 0 && this.pidsHits > 0
-          ? 'pids-limit'
-          : null;
+    const reason = waited.engineLost
+      ? 'engine-lost'
+      : oomKilled
+        ? 'oom'
+        : this.stopRequested
+          ? 'stopped'
+          : statusCode !== 0 && this.pidsHits > 0
+            ? 'pids-limit'
+            : null;
     return { exitCode: statusCode, signal, reason };
   }
 
