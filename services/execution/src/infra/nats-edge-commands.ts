@@ -11,9 +11,13 @@ import {
   type StopRanksReply,
   StopRanksReplySchema,
 } from '@gpunet/contracts';
-import type { NatsConnection } from '@nats-io/nats-core';
+import { Attr, AttrValue, injectTraceContext, SpanKind, withSpan } from '@gpunet/telemetry';
+import { headers, type NatsConnection } from '@nats-io/nats-core';
+import { trace } from '@opentelemetry/api';
 import type { z } from 'zod';
 import type { EdgeCommands } from '../app/edge-commands.port';
+
+const tracer = () => trace.getTracer('@gpunet/execution');
 
 /** The edges' command subjects over core NATS request/reply (`cmd.edge.{edgeId}.…`). */
 export const natsEdgeCommands = (deps: {
@@ -35,11 +39,27 @@ export const natsEdgeCommands = (deps: {
       { edgeId },
       prefix,
     );
-    const msg = await nc.request(subject, JSON.stringify(envelope), {
-      timeout: timeoutMs,
-    });
-    // A reply off contract throws here: the caller retries on its next tick.
-    return reply.parse(msg.json());
+    // One client span per command; its context rides in the headers, so the edge's work joins the trace.
+    return withSpan(
+      tracer(),
+      `execution ${def.type}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          [Attr.messagingSystem]: AttrValue.messagingSystemNats,
+          [Attr.messagingDestination]: subject,
+          [Attr.messagingConversationId]: streamId,
+        },
+      },
+      async () => {
+        const msg = await nc.request(subject, JSON.stringify(envelope), {
+          timeout: timeoutMs,
+          headers: injectTraceContext(headers()),
+        });
+        // A reply off contract throws here: the caller retries on its next tick.
+        return reply.parse(msg.json());
+      },
+    );
   };
   return {
     startRank: (edgeId, command): Promise<RankStartReply> =>
