@@ -283,6 +283,11 @@ SOURCES
   docker_build --build-arg "BASE=$base" --build-arg "CONTENT_HASH=$hash" --build-arg "TORCH_VERSION=$torch" \
     -t "$tag" "$ctx" >/dev/null
   step "$tag built (python3-torch $torch, content hash $hash)"
+  # Root filesystems of earlier package lists are no one's base any more.
+  local old
+  for old in $(docker image ls gpunet-build/job-base-rootfs --format '{{.Repository}}:{{.Tag}}'); do
+    [ "$old" = "$base" ] || docker image rm "$old" >/dev/null 2>&1 || true
+  done
 }
 
 case "$only" in
