@@ -158,15 +158,17 @@ export const startGateway = async (options: GatewayAppOptions): Promise<RunningG
     // A few answers Fastify gives itself (414 for an over-long path parameter …) skip the error
     // handler: they are rewritten here, so that every error is problem+json.
     fastify.addHook('onSend', async (request, reply, payload) => {
-      if (reply.statusCode < 400) return payload;
+      if (reply.statusCode < 400 || typeof payload !== 'string') return payload;
       const type = reply.getHeader('content-type');
       if (typeof type === 'string' && type.startsWith(PROBLEM_CONTENT_TYPE)) return payload;
-      let message = `HTTP ${reply.statusCode}`;
+      let message: string;
       try {
-        const parsed = JSON.parse(typeof payload === 'string' ? payload : '') as { message?: unknown };
-        if (typeof parsed.message === 'string') message = parsed.message;
+        // Fastify's own error bodies: { statusCode, code, error, message }.
+        const parsed = JSON.parse(payload) as { statusCode?: unknown; message?: unknown };
+        if (typeof parsed.statusCode !== 'number') return payload;
+        message = typeof parsed.message === 'string' ? parsed.message : `HTTP ${reply.statusCode}`;
       } catch {
-        // not JSON: keep the generic message
+        return payload;
       }
       void reply.header('content-type', PROBLEM_CONTENT_TYPE);
       return JSON.stringify(

@@ -50,7 +50,11 @@ export const ROUTES: readonly RouteSpec[] = [
     scope: null,
     responses: {
       200: { description: 'ready', schema: S.ReadinessSchema },
-      503: { description: 'a dependency is down', schema: S.ReadinessSchema },
+      503: {
+        description: 'a dependency is down',
+        schema: S.ReadinessSchema,
+        contentType: 'application/json',
+      },
     },
   },
   {

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { generateApiKey } from '../src/app/api-keys';
+import { configFromEnv, InvalidConfigError } from '../src/app/gateway.config';
+
+const base = { DATABASE_URL: 'postgres://u@h/db' };
+
+describe('gateway configuration', () => {
+  it('has defaults for everything but the database', () => {
+    expect(configFromEnv(base)).toMatchObject({
+      schema: 'gateway',
+      port: 8080,
+      bodyLimitBytes: 1024 * 1024,
+      rateLimitPerSecond: 20,
+      rateLimitBurst: 40,
+      ssePollMs: 250,
+      adminKey: undefined,
+      defaultSubnet: null,
+    });
+  });
+
+  it('takes a well-formed admin key and refuses a malformed one without echoing it', () => {
+    const { key } = generateApiKey();
+    expect(configFromEnv({ ...base, GATEWAY_ADMIN_KEY: key }).adminKey).toBe(key);
+    const attempt = () => configFromEnv({ ...base, GATEWAY_ADMIN_KEY: 'secret-but-wrong' });
+    expect(attempt).toThrow(InvalidConfigError);
+    expect(attempt).toThrow(/GATEWAY_ADMIN_KEY/);
+    expect(attempt).not.toThrow(/secret-but-wrong/);
+  });
+
+  it('names every bad variable', () => {
+    expect(() => configFromEnv({ GATEWAY_PORT: '99999', GATEWAY_SSE_POLL: 'soon' })).toThrow(
+      /DATABASE_URL.*GATEWAY_PORT.*GATEWAY_SSE_POLL|DATABASE_URL/,
+    );
+  });
+});
