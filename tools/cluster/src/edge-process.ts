@@ -1,0 +1,101 @@
+import { type Netns } from '@gpunet/netns-testbed';
+import { createUser, fromSeed } from '@nats-io/nkeys';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ServiceProcess } from './service-process';
+
+export interface SimulatedEdgeOptions {
+  /** The provider's name (policy `name`). */
+  readonly name: string;
+  /** A declared inventory (`provider-edge start --simulate`): simulated GPUs, labelled so everywhere. */
+  readonly inventory: string;
+  /** Subnets the provider joins. */
+  readonly subnets: readonly string[];
+  /** The asset it prices in. Default `NTX`. */
+  readonly asset?: string;
+  /** Its floor per GPU-hour for every model, in whole units of the asset (`"0.10"`). Default `0.10`. */
+  readonly floorPerGpuHour?: string;
+  readonly natsUrl: string;
+  readonly prefix: string;
+  /** Run the edge inside this namespace (its own address and network). */
+  readonly netns?: Netns;
+  /** Heartbeat period. Default `1s`. */
+  readonly heartbeat?: string;
+  /** The edge's nkey seed (`SU…`); default a new one. */
+  readonly seed?: string;
+  /** Extra arguments for `provider-edge start`. */
+  readonly extraArgs?: readonly string[];
+}
+
+const policy = (o: SimulatedEdgeOptions): string => `version: 1
+name: ${o.name}
+gpus: { share: all, max_per_job: 8 }
+cpu: { reserve_cores: 0 }
+memory: { reserve: 0GiB }
+images: { allow: ["gpunet/", "docker.io/gpunet/"] }
+pricing:
+  asset: ${o.asset ?? 'NTX'}
+  floors: []
+  default_per_gpu_hour: "${o.floorPerGpuHour ?? '0.10'}"
+subnets: [${o.subnets.join(', ')}]
+jobs: { max_duration: 24h }
+location: { continent: EU, country: DE }
+`;
+
+/** A provider edge of a development cluster: a real `provider-edge` process with simulated GPUs. */
+export interface SimulatedEdge {
+  readonly edgeId: string;
+  readonly name: string;
+  readonly dir: string;
+  readonly process: ServiceProcess;
+  /** Stops the edge and removes its directory. */
+  remove(): Promise<void>;
+}
+
+/** Writes the edge's directory (identity as `edge init` writes it, policy, inventory) and starts it. */
+export const startSimulatedEdge = async (options: SimulatedEdgeOptions): Promise<SimulatedEdge> => {
+  const dir = await mkdtemp(join(tmpdir(), `gpunet-edge-${options.name}-`));
+  const kp = options.seed ? fromSeed(new TextEncoder().encode(options.seed)) : createUser();
+  await writeFile(join(dir, 'edge.nk'), `${new TextDecoder().decode(kp.getSeed())}\n`, { mode: 0o600 });
+  await writeFile(join(dir, 'policy.yaml'), policy(options));
+  await writeFile(join(dir, 'inventory.yaml'), options.inventory);
+  const process = new ServiceProcess({
+    name: `edge-${options.name}`,
+    main: 'services/provider-edge/src/main.ts',
+    args: [
+      'start',
+      '--dir',
+      dir,
+      '--nats',
+      options.natsUrl,
+      '--prefix',
+      options.prefix,
+      '--simulate',
+      join(dir, 'inventory.yaml'),
+      '--heartbeat',
+      options.heartbeat ?? '1s',
+      '--rescan',
+      '0s',
+      ...(options.extraArgs ?? []),
+    ],
+    ready: /"msg":"edge started"/,
+    ...(options.netns ? { netns: options.netns } : {}),
+  });
+  try {
+    await process.start();
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    edgeId: kp.getPublicKey(),
+    name: options.name,
+    dir,
+    process,
+    remove: async () => {
+      await process.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+};

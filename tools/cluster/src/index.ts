@@ -1,0 +1,18 @@
+export {
+  DevCluster,
+  type DevClusterOptions,
+  depositOnSimulatedChain,
+  publishAs,
+  requestSubnet,
+  requestSubnetJoin,
+  type SubnetParameters,
+} from './dev-cluster';
+export { type SimulatedEdge, type SimulatedEdgeOptions, startSimulatedEdge } from './edge-process';
+export { NamespaceBridge } from './namespace-bridge';
+export {
+  CONTROL_PLANE_SERVICES,
+  type ControlPlaneService,
+  ServiceProcess,
+  type ServiceProcessOptions,
+  ServiceStartError,
+} from './service-process';

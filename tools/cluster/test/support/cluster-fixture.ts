@@ -1,0 +1,146 @@
+import { type Envelope, JobSubmitted, prefixSubject } from '@gpunet/contracts';
+import type { NormalizedSpec } from '@gpunet/ensemble-spec';
+import { EventCollector, type NatsTestContext, useNats, waitFor } from '@gpunet/testing';
+import { jetstream } from '@nats-io/jetstream';
+import { Client } from 'pg';
+import {
+  type ControlPlaneService,
+  DevCluster,
+  depositOnSimulatedChain,
+  publishAs,
+  requestSubnet,
+  requestSubnetJoin,
+} from '../../src';
+
+export const DATABASE_URL = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const NATS_URL = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
+
+/** The subnet every cluster test runs in: fixed price per simulated RTX 4090, open membership. */
+export const SUBNET = 'demo';
+export const ASSET = 'NTX';
+export const GPU_CLASS = 'RTX-4090';
+/** 1 NTX (6 decimals) per GPU-hour. */
+export const PRICE_PER_GPU_HOUR = 1_000_000n;
+
+/** A simulated host with two RTX 4090s; `prefix` keeps its GPU ids unique in the cluster. */
+export const rtxHost = (prefix: string): string => `uuid_prefix: SIM-${prefix}
+gpus:
+  - { model: NVIDIA GeForce RTX 4090, count: 2, vram: 24GiB, compute_capability: "8.9", cuda_version: "12.4" }
+host: { cpu_cores: 16, memory: 64GiB }
+`;
+
+export interface ClusterUnderTest {
+  readonly cluster: DevCluster;
+  readonly nats: NatsTestContext;
+  /** Every event the services publish in this namespace. */
+  readonly events: EventCollector<Envelope>;
+  close(): Promise<void>;
+}
+
+/** Starts the given services on the shared NATS (a fresh namespace) and Postgres (fresh schemas). */
+export const startCluster = async (
+  label: string,
+  services: readonly ControlPlaneService[],
+  env: Partial<Record<ControlPlaneService, Record<string, string>>> = {},
+): Promise<ClusterUnderTest> => {
+  const nats = await useNats({ label });
+  const schemaPrefix = nats.prefix.toLowerCase().replace(/[^a-z0-9_]/g, '_');
+  const events = new EventCollector<Envelope>();
+  const sub = nats.nc.subscribe(prefixSubject(nats.prefix, '>'), {
+    callback: (_e, msg) => {
+      try {
+        const e = msg.json<Envelope>();
+        if (typeof e === 'object' && e !== null && 'type' in e) events.push(e);
+      } catch {
+        // not an envelope (a request, a log chunk's reply)
+      }
+    },
+  });
+  const cluster = await DevCluster.start({
+    databaseUrl: DATABASE_URL,
+    natsUrl: NATS_URL,
+    prefix: nats.prefix,
+    schemaPrefix,
+    services,
+    env,
+  });
+  return {
+    cluster,
+    nats,
+    events,
+    close: async () => {
+      sub.unsubscribe();
+      await cluster.stop();
+      const pg = new Client({ connectionString: DATABASE_URL });
+      await pg.connect();
+      for (const schema of cluster.schemas) await pg.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await pg.end();
+      await nats.cleanup();
+    },
+  };
+};
+
+/** A tenant with money, a subnet owned by someone, and the given providers in it (staked). */
+export const openEconomy = async (
+  c: ClusterUnderTest,
+  tenantId: string,
+  providerIds: readonly string[],
+): Promise<void> => {
+  const { nc, prefix } = c.nats;
+  const js = jetstream(nc);
+  await depositOnSimulatedChain(nc, prefix, tenantId, ASSET, 1_000_000_000n);
+  await depositOnSimulatedChain(nc, prefix, 'subnet-owner', ASSET, 2_000_000_000n);
+  await requestSubnet(js, prefix, {
+    subnetId: SUBNET,
+    ownerId: 'subnet-owner',
+    asset: ASSET,
+    stake: 1_000_000_000n,
+    parameters: {
+      gpuClasses: [GPU_CLASS],
+      pricing: { mode: 'fixed', pricePerGpuHour: { [GPU_CLASS]: PRICE_PER_GPU_HOUR.toString() } },
+      billingIncrementSeconds: 1,
+      minimumChargeSeconds: 0,
+      subnetFeeBps: 500,
+      providerMinStake: '1000',
+      slashing: {},
+      unbondingSeconds: 60,
+      membership: { mode: 'open' },
+    },
+  });
+  const subnet = await c.events.waitFor(
+    (e) => e.type === 'subnet.created' || e.type === 'subnet.request-rejected',
+    { timeoutMs: 30_000 },
+  );
+  if (subnet.type !== 'subnet.created') throw new Error(`subnet not created: ${JSON.stringify(subnet.data)}`);
+  for (const providerId of providerIds) {
+    await depositOnSimulatedChain(nc, prefix, providerId, ASSET, 10_000n);
+    await requestSubnetJoin(js, prefix, { subnetId: SUBNET, providerId, stake: 1_000n });
+  }
+  await waitFor(
+    () =>
+      providerIds.every((p) =>
+        c.events.items.some(
+          (e) => e.type === 'subnet.provider-joined' && (e.data as { providerId: string }).providerId === p,
+        ),
+      ),
+    { timeoutMs: 30_000, description: 'every provider joined the subnet' },
+  );
+};
+
+/** Submits a job as the gateway does: `job.submitted` v2 with the normalized spec and its terms. */
+export const submitJob = (
+  c: ClusterUnderTest,
+  job: { jobId: string; tenantId: string; spec: NormalizedSpec; gpus: number },
+): Promise<Envelope> =>
+  publishAs(jetstream(c.nats.nc), c.nats.prefix, JobSubmitted, {
+    jobId: job.jobId,
+    tenantId: job.tenantId,
+    subnetId: SUBNET,
+    asset: ASSET,
+    gpus: job.gpus,
+    gpuClasses: [GPU_CLASS],
+    maxPricePerGpuHour: PRICE_PER_GPU_HOUR.toString(),
+    maxDurationSeconds: Math.ceil(job.spec.maxDurationMs / 1000),
+    submittedAt: new Date().toISOString(),
+    spec: job.spec,
+  });
