@@ -1,8 +1,10 @@
 // Forwards each connection to a Unix socket (files are shared across network namespaces) to a TCP
 // address inside this process's namespace: how a test process in the machine's own namespace reaches
 // a server that only exists inside a testbed namespace. Usage: unix-forward.mjs <socket> <host> <port>
+import console from 'node:console';
 import { rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
+import process from 'node:process';
 
 const [socketPath, host, port] = process.argv.slice(2);
 rmSync(socketPath, { force: true });
