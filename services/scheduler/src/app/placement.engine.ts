@@ -254,14 +254,12 @@ export class PlacementEngine {
           // Within the contract's bounds: a sentence naming many allocations or GPUs is cut, not lost.
           allocation: event.data.allocation?.slice(0, 128) ?? null,
           message: event.data.message.slice(0, 2048),
-          reasons: event.data.reasons
-            .slice(0, 64)
-            .map((r) => ({
-              ...r,
-              plugin: r.plugin.slice(0, 128),
-              reason: r.reason.slice(0, 128),
-              message: r.message.slice(0, 1024),
-            })),
+          reasons: event.data.reasons.slice(0, 64).map((r) => ({
+            ...r,
+            plugin: r.plugin.slice(0, 128),
+            reason: r.reason.slice(0, 128),
+            message: r.message.slice(0, 1024),
+          })),
           at: event.data.at,
         });
         return;
