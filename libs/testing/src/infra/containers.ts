@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { PostgreSqlContainer, type StartedPostgreSqlContainer } from '@testcontainers/postgresql';
 import { GenericContainer, type StartedTestContainer, Wait } from 'testcontainers';
 
@@ -102,6 +103,31 @@ const explainStartFailure = (image: string, error: unknown): Error =>
     { cause: error },
   );
 
+/** Resolves once `host:port` accepts a TCP connection; rejects after `timeoutMs`. */
+const acceptsConnections = async (host: string, port: number, timeoutMs: number): Promise<void> => {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const socket = connect({ host, port });
+        socket.once('connect', () => {
+          socket.destroy();
+          resolve();
+        });
+        socket.once('error', reject);
+        socket.setTimeout(2_000, () => socket.destroy(new Error('connect timed out')));
+      });
+      return;
+    } catch (error) {
+      last = error;
+      // A refused connection is answered at once: pace the retries.
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  throw new Error(`${host}:${port} accepted no connection within ${timeoutMs} ms`, { cause: last });
+};
+
 // testcontainers reports the host as `localhost`; the port is bound on 127.0.0.1 only.
 const loopbackHost = (host: string): string => (host === 'localhost' ? '127.0.0.1' : host);
 
@@ -143,6 +169,11 @@ export const startNatsContainer = async (options: NatsContainerOptions = {}): Pr
     throw explainStartFailure(image, error);
   }
   const host = loopbackHost(container.getHost());
+  // "Server is ready" is the server's word; the engine's port mapping may follow a moment later.
+  await acceptsConnections(host, container.getMappedPort(4222), 20_000).catch(async (error: unknown) => {
+    await container.stop().catch(() => undefined);
+    throw explainStartFailure(image, error);
+  });
   let stopped: Promise<void> | undefined;
   return {
     url: `nats://${host}:${container.getMappedPort(4222)}`,
