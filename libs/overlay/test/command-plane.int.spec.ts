@@ -21,6 +21,7 @@ describe('overlay command plane over NATS', () => {
   const runtimes = edges.map(() => new FakeRuntime());
   let agents: EdgeOverlayAgent[];
   let coordinator: JobOverlayCoordinator;
+  const answered: string[] = [];
   const keys = generateAdmissionKeys();
   const relays = [{ relayId: 'relay-1', host: '203.0.113.10', port: 8443, stunPorts: [3478, 3479] }];
 
@@ -29,6 +30,10 @@ describe('overlay command plane over NATS', () => {
     agents = edges.map(
       (edgeId, i) =>
         new EdgeOverlayAgent({
+          onAnswered: (kind, outcome, ms) => {
+            expect(ms).toBeGreaterThanOrEqual(0);
+            answered.push(`${i} ${kind} ${outcome}`);
+          },
           nc: nats.nc,
           edgeId,
           prefix: nats.prefix,
@@ -66,6 +71,12 @@ describe('overlay command plane over NATS', () => {
     ]);
     const token = runtimes[0]!.overlayOf('job-int')!.connects[0]!.options.admissionToken;
     expect(token).toMatch(/^gpa1\./);
+    expect(answered.sort()).toEqual([
+      '0 attach attached',
+      '0 connect connected',
+      '1 attach attached',
+      '1 connect connected',
+    ]);
   });
 
   it('answers raw malformed bytes on the subject with a failed reply naming the problem', async () => {

@@ -54,6 +54,11 @@ export interface EdgeOverlayAgentOptions {
   /** The privileged host work. Default: `hostOverlayRuntime()` (`ip netns`, `JobOverlay`). */
   readonly runtime?: EdgeOverlayRuntime;
   readonly log?: OverlayLog;
+  /**
+   * Called once per answered command with its outcome and how long it took (wall clock, ms) — for
+   * the edge's metrics (a counter by kind and outcome, a histogram of durations).
+   */
+  readonly onAnswered?: (kind: OverlayCommandKind, outcome: string, durationMs: number) => void;
 }
 
 /** Supplies (and removes) the network namespace a job's ranks run in. */
@@ -216,7 +221,13 @@ export class EdgeOverlayAgent {
   }
 
   async #answer(kind: OverlayCommandKind, msg: Msg): Promise<void> {
+    const started = performance.now();
     const reply = await this.handle(kind, msg.data);
+    try {
+      this.options.onAnswered?.(kind, reply.outcome, performance.now() - started);
+    } catch (error) {
+      this.#log('error', 'onAnswered threw', { kind, error: String(error) });
+    }
     if (reply.outcome === 'failed') this.#log('warn', `overlay ${kind} failed`, { reason: reply.reason });
     try {
       if (msg.reply) msg.respond(JSON.stringify(reply));
