@@ -20,6 +20,14 @@ describe('placement input', () => {
     expect(candidateRequirement(fundedJob({ gpus: 3 }))).toMatchObject({ count: 3, models: ['H100 80GB'] });
   });
 
+  it('a GPU id two providers claim goes to the first only: the snapshot stays valid', () => {
+    const a = candidate(edgeId('A'), 2);
+    const b = { ...candidate(edgeId('B'), 2), gpus: a.gpus };
+    const input = snapshotInput([a, b], ['H100-80GB']);
+    expect(input.providers.map((p) => p.hosts[0]!.gpus.length)).toEqual([2, 0]);
+    expect(() => createSnapshot(input)).not.toThrow();
+  });
+
   it('GPUs held by another job’s round in flight are not offered; the job’s own are', () => {
     const a = candidate(edgeId('A'), 2);
     const held = new Map([[a.gpus[0]!.uuid, 'other-job']]);

@@ -80,12 +80,16 @@ export const snapshotInput = (
     return labels.find((l) => words.includes(` ${l} `)) ?? modelWords(reported);
   };
   const heldByOther = (uuid: string): boolean => held.has(uuid) && held.get(uuid) !== jobId;
+  // GPU ids are the network's keys; two providers claiming one (a copied simulated inventory, a
+  // forged report) must not poison every round: the first claim in candidate order keeps it.
+  const claimed = new Set<string>();
+  const firstClaim = (uuid: string): boolean => !claimed.has(uuid) && claimed.add(uuid) !== undefined;
   const providers = candidates.map((input): ProviderInput => {
     const cap = gpuCap(input);
     let free = 0;
     const c = {
       ...input,
-      gpus: input.gpus.filter((g) => heldByOther(g.uuid) || free++ < cap),
+      gpus: input.gpus.filter((g) => firstClaim(g.uuid) && (heldByOther(g.uuid) || free++ < cap)),
     };
     const prices: Record<string, number> = {};
     for (const g of c.gpus) {
