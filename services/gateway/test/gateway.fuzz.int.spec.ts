@@ -67,7 +67,13 @@ describe('gateway fuzzing from its OpenAPI document (NATS + Postgres)', () => {
   const jobIds: string[] = [];
 
   beforeAll(async () => {
-    h = await startHarness('gateway_fuzz', { rateLimitPerSecond: 100_000, rateLimitBurst: 100_000 });
+    // The query answerers share a loaded CI machine with 24 concurrent requests: a generous timeout,
+    // so that a slow answer is not mistaken for an unavailable service (503).
+    h = await startHarness('gateway_fuzz', {
+      rateLimitPerSecond: 100_000,
+      rateLimitBurst: 100_000,
+      queryTimeoutMs: 20_000,
+    });
     keys['alice'] = await h.keyFor('fz-alice', ['read', 'submit'], 'ai');
     keys['bob'] = await h.keyFor('fz-bob');
     keys['reader'] = await h.keyFor('fz-alice', ['read']);
