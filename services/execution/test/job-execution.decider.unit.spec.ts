@@ -318,6 +318,24 @@ describe('job execution decider', () => {
     });
   });
 
+  it('a barrier that ran out while the service was down runs again from when it listens', () => {
+    const h = launched();
+    expect(play(h, { type: 'Tick', now: at(100), listeningSince: at(90) }).decided).toEqual([]);
+    expect(play(h, { type: 'Tick', now: at(150), listeningSince: at(90) }).decided[0]).toMatchObject({
+      type: 'execution.stopping',
+      data: { outcome: { code: 'START_BARRIER' } },
+    });
+  });
+
+  it('statuses after the end change nothing (the final usage is published)', () => {
+    const h = launched();
+    const ended = play(h, { type: 'Cancel', jobId: JOB, reason: null, now: at(1) }).history;
+    expect(foldEvents(decider, ended).phase).toBe('cancelled');
+    given(decider, ended)
+      .when(exited(h, 0, 143, 50))
+      .then([]);
+  });
+
   it('reports usage every period while it grows, with an increasing seq', () => {
     let h = launched();
     h = play(

@@ -197,7 +197,14 @@ export const reservationsOf = (s: ExecutionState): { providerId: string; reserva
 
 /** Why a rank status is not taken into account, or `accepted`. */
 export type StatusVerdict =
-  'accepted' | 'usage-only' | 'not-launched' | 'other-job' | 'unknown-rank' | 'wrong-edge' | 'future-attempt';
+  | 'accepted'
+  | 'usage-only'
+  | 'not-launched'
+  | 'other-job'
+  | 'unknown-rank'
+  | 'wrong-edge'
+  | 'future-attempt'
+  | 'job-ended';
 
 export const classifyStatus = (s: ExecutionState, edgeId: string, status: RankStatus): StatusVerdict => {
   if (s.attempt === 0) return 'not-launched';
@@ -208,6 +215,8 @@ export const classifyStatus = (s: ExecutionState, edgeId: string, status: RankSt
   if (rank.providerId !== edgeId || status.edgeId !== edgeId) return 'wrong-edge';
   if (status.attempt > s.attempt) return 'future-attempt';
   // An older attempt (or an ended job) may still tell how long its ranks ran — nothing else.
+  // After the end the final usage is published: late readings change nothing.
+  if (isTerminal(s.phase)) return 'job-ended';
   if (status.attempt < s.attempt || !isActive(s.phase)) return 'usage-only';
   return 'accepted';
 };
@@ -574,7 +583,13 @@ export const jobExecutionDecider = (
         const { now } = command;
         const t = now.getTime();
         if (!isActive(s.phase)) return [];
-        if (s.phase === 'stopping' && s.stopping && t >= s.stopping.stopUntilMs) {
+        // Waits the service could not have watched (it was down) start again when it listens.
+        const listening = command.listeningSince?.getTime() ?? 0;
+        if (
+          s.phase === 'stopping' &&
+          s.stopping &&
+          t >= Math.max(s.stopping.stopUntilMs, listening + policy.stopWaitMs)
+        ) {
           finish(now);
         } else if (s.phase !== 'stopping' && s.runUntilMs !== null && t >= s.runUntilMs) {
           const minutes = Math.round((s.submission?.spec?.maxDurationMs ?? 0) / 60_000);
@@ -586,7 +601,11 @@ export const jobExecutionDecider = (
             },
             now,
           );
-        } else if (s.phase === 'launching' && s.barrierUntilMs !== null && t >= s.barrierUntilMs) {
+        } else if (
+          s.phase === 'launching' &&
+          s.barrierUntilMs !== null &&
+          t >= Math.max(s.barrierUntilMs, listening + policy.barrierMs)
+        ) {
           const missing = s.ranks.filter((r) => !s.started[r.rank]).map((r) => r.rank);
           stop(
             {
@@ -601,8 +620,7 @@ export const jobExecutionDecider = (
             (r) =>
               s.started[r.rank] &&
               !s.exited[r.rank] &&
-              t - Math.max(s.lastSeenMs[r.rank] ?? t, command.listeningSince?.getTime() ?? 0) >=
-                policy.heartbeatTimeoutMs,
+              t - Math.max(s.lastSeenMs[r.rank] ?? t, listening) >= policy.heartbeatTimeoutMs,
           );
           if (lost)
             gangFailed(
