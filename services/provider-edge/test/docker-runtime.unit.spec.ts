@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { pidsEventsCandidates } from '../src/runtime/docker.runtime';
+import { sandboxLimitsFor } from '../src/runtime/docker-wiring';
 
 describe('pidsEventsCandidates: where a rank’s pids cgroup counts limit hits', () => {
   it('cgroup v1 (cgroupfs driver): the pids hierarchy', () => {
@@ -30,5 +31,24 @@ describe('pidsEventsCandidates: where a rank’s pids cgroup counts limit hits',
 
   it('ignores what it cannot read, and paths that climb out', () => {
     expect(pidsEventsCandidates('garbage\n12:pids:relative\n12:pids:/../../etc\n')).toEqual([]);
+  });
+});
+
+describe('sandboxLimitsFor: what one rank may have at most', () => {
+  it('is the host less what the provider keeps', () => {
+    expect(
+      sandboxLimitsFor(
+        { images: ['*'], reserveCpuMillicores: 2_000, reserveMemoryBytes: 16 * 1024 ** 3 },
+        { cpu: { model: 'x', logicalCores: 32, architecture: 'amd64' }, memoryBytes: 256 * 1024 ** 3 },
+      ),
+    ).toEqual({ maxCpuMillicores: 30_000, maxMemoryBytes: 240 * 1024 ** 3 });
+  });
+  it('never goes negative', () => {
+    expect(
+      sandboxLimitsFor(
+        { images: ['*'], reserveCpuMillicores: 8_000, reserveMemoryBytes: 64 * 1024 ** 3 },
+        { cpu: { model: 'x', logicalCores: 4, architecture: 'amd64' }, memoryBytes: 32 * 1024 ** 3 },
+      ),
+    ).toEqual({ maxCpuMillicores: 0, maxMemoryBytes: 0 });
   });
 });
