@@ -441,3 +441,13 @@ describe('docs/security.md', () => {
     expect(keys.filter((k) => !doc.includes(`\`${k}`))).toEqual([]);
   });
 });
+
+describe('docs/security.md wiring snippet', () => {
+  it('is the line the edge contract test runs', () => {
+    const doc = readFileSync(join(import.meta.dirname, '../../../docs/security.md'), 'utf8');
+    const test = readFileSync(join(import.meta.dirname, 'docker-edge.contract.spec.ts'), 'utf8');
+    const snippet = /## Wiring[\s\S]*?```ts\n([\s\S]*?)\n```/.exec(doc)?.[1]?.trim();
+    expect(snippet).toBeDefined();
+    expect(test).toContain(snippet);
+  });
+});
