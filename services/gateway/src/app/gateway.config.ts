@@ -1,4 +1,10 @@
-import { envDuration, InvalidConfigError, parseServiceEnv, serviceEnvShape } from '@gpunet/service-runtime';
+import {
+  envDuration,
+  InvalidConfigError,
+  parseServiceEnv,
+  readNatsSeed,
+  serviceEnvShape,
+} from '@gpunet/service-runtime';
 import { z } from 'zod';
 import { parseApiKey } from './api-keys';
 
@@ -8,7 +14,8 @@ export interface GatewayConfig {
   /** The service's own Postgres schema. Default `gateway`. */
   readonly schema: string;
   readonly natsUrl: string;
-  readonly natsSeedFile: string | undefined;
+  /** The service's NATS nkey seed (`NATS_NKEY_SEED_FILE`); null: a development server without auth. */
+  readonly natsSeed: string | null;
   /** Subject/stream namespace (tests); default ''. */
   readonly prefix: string;
   /** HTTP listen address and port. Default 0.0.0.0:8080. */
@@ -70,7 +77,7 @@ export const configFromEnv = (env: Readonly<Record<string, string | undefined>>)
     databaseUrl: e.DATABASE_URL,
     schema: e.GATEWAY_SCHEMA,
     natsUrl: e.NATS_URL,
-    natsSeedFile: e.NATS_NKEY_SEED_FILE,
+    natsSeed: readNatsSeed('gateway', e.NATS_NKEY_SEED_FILE),
     prefix: e.SUBJECT_PREFIX,
     host: e.GATEWAY_HOST,
     port: e.GATEWAY_PORT,

@@ -41,6 +41,7 @@ import {
   PostgresEventStore,
 } from '@gpunet/eventing';
 import type { Registry } from '@gpunet/telemetry';
+import { nkeyAuthenticator } from '@nats-io/nats-core';
 import { gatewayMigrations } from '../infra/gateway.migrations';
 import { JobsProjection } from '../infra/jobs.projection';
 import { ApiKeyStore } from './api-keys';
@@ -105,7 +106,13 @@ export class GatewayRuntime {
     }).open();
     let nats: NatsHandle;
     try {
-      nats = await connectNats({ servers: config.natsUrl, name: 'gateway' });
+      nats = await connectNats({
+        servers: config.natsUrl,
+        name: 'gateway',
+        ...(config.natsSeed !== null
+          ? { authenticator: nkeyAuthenticator(new TextEncoder().encode(config.natsSeed)) }
+          : {}),
+      });
       await ensureStreams(nats.jsm, GATEWAY_STREAMS, config.prefix);
     } catch (error) {
       await db.close();

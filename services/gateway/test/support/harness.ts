@@ -31,7 +31,7 @@ export const startHarness = async (
     databaseUrl: pg.connectionString,
     schema: pg.schema,
     natsUrl: [nats.servers].flat().join(','),
-    natsSeedFile: undefined,
+    natsSeed: null,
     prefix: nats.prefix,
     host: '127.0.0.1',
     port: 0,
