@@ -133,6 +133,10 @@ describe.skipIf(!docker)('DockerRuntime on a real engine', () => {
       limits: { maxMemoryBytes: GiB, maxCpuMillicores: 1000 },
     });
     expect(await down.unavailable()).toMatch(/does not answer/);
+    await expect(down.start(await launch())).rejects.toMatchObject({
+      name: 'RankStartError',
+      code: 'RUNTIME_UNAVAILABLE',
+    });
     expect(
       (await probeContainerGpuSupport(new Docker({ socketPath: '/nonexistent/docker.sock' }))).nvidia,
     ).toEqual({

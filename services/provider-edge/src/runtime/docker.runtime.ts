@@ -195,8 +195,13 @@ export class DockerRuntime implements RankRuntime {
     try {
       return await this.docker.getImage(ref).inspect();
     } catch (e) {
-      if (statusOf(e) === 404) return null;
-      throw new RankStartError(`image: cannot inspect ${ref}: ${messageOf(e)}`, 'image');
+      const status = statusOf(e);
+      if (status === 404) return null;
+      throw new RankStartError(
+        `image: cannot inspect ${ref}: ${messageOf(e)}`,
+        'image',
+        status === undefined ? 'RUNTIME_UNAVAILABLE' : 'START_FAILED',
+      );
     }
   }
 
@@ -283,7 +288,9 @@ export class DockerRuntime implements RankRuntime {
     try {
       container = await this.docker.createContainer(create);
     } catch (e) {
-      throw new RankStartError(`cannot create the container: ${messageOf(e)}`, null);
+      // No HTTP status: the engine did not answer at all.
+      const code = statusOf(e) === undefined ? 'RUNTIME_UNAVAILABLE' : 'START_FAILED';
+      throw new RankStartError(`cannot create the container: ${messageOf(e)}`, null, code);
     }
     try {
       // Attached before start, so the first line is not lost.
