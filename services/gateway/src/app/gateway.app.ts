@@ -154,7 +154,8 @@ export const startGateway = async (options: GatewayAppOptions): Promise<RunningG
     fastify.addContentTypeParser(BODY_CONTENT_TYPES, { parseAs: 'string' }, (_request, body, done) =>
       done(null, body),
     );
-    fastify.setErrorHandler((error, request, reply) => sendProblem(error, request, reply, logInternal));
+    // Fastify's errors (body parsing, limits, hooks) reach ProblemFilter through the error handler
+    // Nest installs at init; the router's own (bad URL, long parameter) through `frameworkErrors`.
     // A few answers Fastify gives itself (414 for an over-long path parameter …) skip the error
     // handler: they are rewritten here, so that every error is problem+json.
     fastify.addHook('onSend', async (request, reply, payload) => {
