@@ -77,6 +77,18 @@ describe('the process runtime', () => {
     other.kill('SIGKILL');
   });
 
+  it('keeps the output of a rank that exits at once (nothing lost before anyone listens)', async () => {
+    const dir = await tempDir();
+    const runtime = new ProcessRuntime({ stateDir: join(dir, 'state') });
+    for (let i = 0; i < 20; i++) {
+      const rank = await runtime.start(launch(dir, { cmd: ['/bin/echo', `hello ${i}`] }));
+      const lines: string[] = [];
+      rank.onOutput((stream, line) => lines.push(`${stream}:${line}`));
+      expect(await rank.exited).toMatchObject({ exitCode: 0, signal: null, reason: null });
+      expect(lines).toEqual([`stdout:hello ${i}`]);
+    }
+  });
+
   it('needs root for a network namespace (RUNTIME_UNAVAILABLE) and names a missing binary', async () => {
     const dir = await tempDir();
     const notRoot = new ProcessRuntime({ stateDir: join(dir, 'state'), uid: 1000 });

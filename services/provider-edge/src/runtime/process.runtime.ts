@@ -36,6 +36,10 @@ import {
 /** PATH a rank gets when its environment names none. */
 export const DEFAULT_RANK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
+/** Lines kept for the first output listener, and how long the pipes may wait for it. */
+const EARLY_LINES = 1024;
+const EARLY_WAIT_MS = 5_000;
+
 /** How long the pipes may stay open after the rank's leader exited (grandchildren holding them). */
 const PIPE_DRAIN_MS = 2_000;
 
@@ -122,6 +126,73 @@ const firstExisting = async (paths: readonly string[]): Promise<string | null> =
   return null;
 };
 
+interface Output {
+  readonly onOutput: RunningRank['onOutput'];
+  readonly pipesClosed: Promise<unknown>;
+  /** Emits the last partial lines. */
+  end(): void;
+}
+
+/** Reads a child's stdout and stderr from its first byte, as lines (see `LineSplitter`). */
+const captureOutput = (child: ChildProcess): Output => {
+  const listeners: ((stream: 'stdout' | 'stderr', line: string) => void)[] = [];
+  // Lines that come before anyone listens (the rank may write before `start` has returned) wait
+  // for the first listener. When that buffer is full the pipes pause until the listener comes —
+  // moments after `start` returns; should none come within EARLY_WAIT_MS, reading resumes and
+  // what does not fit is lost.
+  let early: [stream: 'stdout' | 'stderr', line: string][] | null = [];
+  let gaveUp = false;
+  const emit = (stream: 'stdout' | 'stderr') => (line: string) => {
+    if (early !== null) {
+      // Past the bound only what the paused pipes still held comes in (Node also resumes them
+      // when the child exits): bounded by the pipes' buffers, kept.
+      if (early.length < EARLY_LINES || !gaveUp) early.push([stream, line]);
+      if (early.length >= EARLY_LINES && !gaveUp) {
+        child.stdout!.pause();
+        child.stderr!.pause();
+      }
+      return;
+    }
+    for (const l of listeners) l(stream, line);
+  };
+  const giveUp = setTimeout(() => {
+    gaveUp = true;
+    child.stdout!.resume();
+    child.stderr!.resume();
+  }, EARLY_WAIT_MS);
+  giveUp.unref();
+  const splitters = {
+    stdout: new LineSplitter(emit('stdout')),
+    stderr: new LineSplitter(emit('stderr')),
+  };
+  // Read as fast as the rank writes (never paused): the agent drops lines rather than block.
+  child.stdout!.on('data', (c: Buffer) => splitters.stdout.push(c));
+  child.stderr!.on('data', (c: Buffer) => splitters.stderr.push(c));
+  const closed = (s: NodeJS.ReadableStream) =>
+    new Promise<void>((r) => {
+      s.once('close', () => r());
+      s.once('error', () => r());
+    });
+  const pipesClosed = Promise.all([closed(child.stdout!), closed(child.stderr!)]);
+
+  return {
+    pipesClosed,
+    end: () => {
+      splitters.stdout.end();
+      splitters.stderr.end();
+    },
+    onOutput: (listener) => {
+      listeners.push(listener);
+      const waiting = early ?? [];
+      early = null;
+      clearTimeout(giveUp);
+      for (const [stream, line] of waiting) listener(stream, line);
+      child.stdout!.resume();
+      child.stderr!.resume();
+    },
+  };
+};
+
 export class ProcessRuntime implements RankRuntime {
   readonly kind = 'process' as const;
   private readonly log: EdgeLogger;
@@ -192,7 +263,9 @@ export class ProcessRuntime implements RankRuntime {
       stdio: ['ignore', 'pipe', 'pipe'],
       shell: false,
     });
-    // Listened for at once: a rank that exits within microseconds must not be missed.
+    // Listened for at once: a rank that exits within microseconds must not be missed, nor its
+    // output (Node discards what unread pipes hold when the child exits).
+    const output = captureOutput(child);
     const exitEvent = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
       child.once('exit', (code, signal) => resolve([code, signal])),
     );
@@ -204,7 +277,7 @@ export class ProcessRuntime implements RankRuntime {
       throw new RankStartError(`could not start ${argv[0]!.slice(0, 256)}: ${String(spawned)}`, 'cmd[0]');
     const pid = child.pid;
     const record = await this.writeRecord(pid, launch.labels);
-    return this.watch(child, pid, record, exitEvent);
+    return this.watch(child, pid, record, exitEvent, output);
   }
 
   async reapOrphans(edgeId: string): Promise<number> {
@@ -303,25 +376,8 @@ export class ProcessRuntime implements RankRuntime {
     pid: number,
     record: PidRecord | null,
     exitEvent: Promise<[number | null, NodeJS.Signals | null]>,
+    output: Output,
   ): RunningRank {
-    const listeners: ((stream: 'stdout' | 'stderr', line: string) => void)[] = [];
-    const emit = (stream: 'stdout' | 'stderr') => (line: string) => {
-      for (const l of listeners) l(stream, line);
-    };
-    const splitters = {
-      stdout: new LineSplitter(emit('stdout')),
-      stderr: new LineSplitter(emit('stderr')),
-    };
-    // Read as fast as the rank writes (never paused): the agent drops lines rather than block.
-    child.stdout!.on('data', (c: Buffer) => splitters.stdout.push(c));
-    child.stderr!.on('data', (c: Buffer) => splitters.stderr.push(c));
-    const closed = (s: NodeJS.ReadableStream) =>
-      new Promise<void>((r) => {
-        s.once('close', () => r());
-        s.once('error', () => r());
-      });
-    const pipesClosed = Promise.all([closed(child.stdout!), closed(child.stderr!)]);
-
     let stopSignal: NodeJS.Signals | null = null;
     let killTimer: NodeJS.Timeout | undefined;
     let done = false;
@@ -332,13 +388,12 @@ export class ProcessRuntime implements RankRuntime {
         // The rank is its leader's lifetime: what it forked and left behind goes with it.
         signalGroup(pid, 'SIGKILL');
         let timer: NodeJS.Timeout | undefined;
-        void Promise.race([pipesClosed, new Promise((r) => (timer = setTimeout(r, PIPE_DRAIN_MS)))])
+        void Promise.race([output.pipesClosed, new Promise((r) => (timer = setTimeout(r, PIPE_DRAIN_MS)))])
           .then(async () => {
             clearTimeout(timer);
             child.stdout!.destroy();
             child.stderr!.destroy();
-            splitters.stdout.end();
-            splitters.stderr.end();
+            output.end();
             if (record) await rm(this.recordPath(pid), { force: true }).catch(() => undefined);
           })
           .finally(() =>
@@ -352,7 +407,7 @@ export class ProcessRuntime implements RankRuntime {
     });
     return {
       id: String(pid),
-      onOutput: (listener) => void listeners.push(listener),
+      onOutput: output.onOutput,
       exited,
       stop: (graceMs) => {
         if (stopSignal === null && !done) {
