@@ -8,6 +8,12 @@ export const ExitCode = {
   Failed: 1,
   /** The command line itself was wrong (unknown command or option, missing argument). */
   Usage: 2,
+  /** The gateway refused the API key: not logged in, a wrong or revoked key (401), a missing scope (403). */
+  Auth: 3,
+  /** The gateway has no such job, subnet or key (404; another tenant's job is one too). */
+  NotFound: 4,
+  /** The gateway could not be reached (connection refused, DNS, timeout, an event stream that kept dropping). */
+  Unreachable: 5,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
