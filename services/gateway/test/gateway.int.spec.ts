@@ -414,6 +414,19 @@ describe('gateway over HTTP (NATS + Postgres)', () => {
       'end',
     ]);
 
+    // Resuming after the third event (Last-Event-ID) sends the rest only.
+    const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => m[1]);
+    const resumed = await (
+      await call(`/v1/jobs/${job.jobId}/events`, { headers: { 'last-event-id': ids[2]! } })
+    ).text();
+    expect([...resumed.matchAll(/^event: (.+)$/gm)].map((m) => m[1])).toEqual([
+      'job.launching',
+      'job.running',
+      'usage.reported',
+      'job.completed',
+      'end',
+    ]);
+
     const listed = (await (await call('/v1/jobs?status=completed')).json()) as { items: Job[] };
     expect(listed.items.map((j) => j.jobId)).toContain(job.jobId);
     expect(await (await call(`/v1/jobs/${job.jobId}/cancel`, { method: 'POST' })).json()).toMatchObject({
@@ -500,6 +513,9 @@ describe('gateway over HTTP (NATS + Postgres)', () => {
     expect(seen).toHaveLength(3);
     expect(new Set(seen).size).toBe(3);
     expect((await call('/v1/jobs?status=bogus', { key: bob })).status).toBe(400);
+    const badCursor = await call('/v1/jobs?cursor=not-ours', { key: bob });
+    expect(badCursor.status).toBe(400);
+    expect(await badCursor.json()).toMatchObject({ errors: [{ path: 'query.cursor' }] });
   });
 
   it('rate-limits per key with 429 and Retry-After', async () => {

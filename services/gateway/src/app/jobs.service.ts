@@ -14,12 +14,13 @@ import {
   ConflictError,
   InvalidSpecError,
   NotFoundError,
+  RequestValidationError,
   UnsupportedMediaTypeError,
   UpstreamUnavailableError,
 } from '../domain/gateway.errors';
 import { deriveJobTerms } from '../domain/job-terms';
 import { type JobStatus, type JobView, submittedView, TERMINAL_STATUSES } from '../domain/job-view';
-import type { JobPage } from '../infra/jobs.projection';
+import { decodeCursor, type JobPage } from '../infra/jobs.projection';
 import type { ApiPrincipal } from './api-keys';
 import type { GatewayRuntime } from './gateway.runtime';
 import { requestHash, type StoredResponse } from './idempotency.store';
@@ -140,6 +141,10 @@ export class JobsService {
     principal: ApiPrincipal,
     filter: { status?: readonly JobStatus[]; subnet?: string; limit: number; cursor?: string },
   ): Promise<JobPage> {
+    if (filter.cursor !== undefined && decodeCursor(filter.cursor) === null)
+      throw new RequestValidationError([
+        { path: 'query.cursor', message: 'is not a cursor this API returned (use nextCursor as given)' },
+      ]);
     return this.runtime.projection.list(principal.tenantId, {
       limit: filter.limit,
       ...(filter.status ? { status: filter.status } : {}),
