@@ -50,7 +50,7 @@ import type { EdgeState, StateStore } from '../infra/state.store';
 import { ProcessRuntime } from '../runtime/process.runtime';
 import type { RankRuntime } from '../runtime/rank-runtime';
 import type { LogBatching } from './log-shipper';
-import { RankAgent, type RankAgentOptions } from './rank-agent';
+import { RankAgent, type RankAgentOptions, reapOrphans } from './rank-agent';
 
 export const AGENT_VERSION = '0.1.0';
 
@@ -250,6 +250,9 @@ export class EdgeAgent {
     this.summary = summarizePolicy(this.policy, this.sharedUuids, this.detection.host);
     this.state = await this.options.store.load(this.edgeId);
     this.state = { ...this.state, reservations: this.active() };
+    // What a crashed earlier run left running is killed before anything else, NATS or not.
+    const rankRuntimes = await this.makeRankRuntimes();
+    await reapOrphans(rankRuntimes, this.edgeId, this.log);
 
     this.link = await connectEdge({
       servers: this.options.nats.servers,
@@ -282,7 +285,7 @@ export class EdgeAgent {
       }),
     ];
     this.startBenchmarkAgent(this.link);
-    await this.startRankAgent(this.link);
+    await this.startRankAgent(this.link, rankRuntimes);
     await this.link.nc.flush();
     await this.register();
     const heartbeat = this.options.heartbeatIntervalMs ?? 5_000;
@@ -608,11 +611,11 @@ export class EdgeAgent {
     );
   }
 
-  /** Mounts the rank agent (F6) on the edge's connection; it shares the state file and `exclusive`. */
-  private async startRankAgent(link: EdgeLink): Promise<void> {
+  /** The rank runtimes (F6), made once the policy and the hardware are known; none when ranks are off. */
+  private async makeRankRuntimes(): Promise<readonly RankRuntime[]> {
     const options = this.options.ranks ?? {};
-    if (options.enabled === false) return;
-    const dataDir = options.dataDir ?? dirname(this.options.store.path);
+    if (options.enabled === false) return [];
+    const dataDir = this.rankDataDir();
     const runtimes =
       typeof options.runtimes === 'function'
         ? await options.runtimes({
@@ -629,6 +632,18 @@ export class EdgeAgent {
         'warn',
         'the process runtime is enabled: ranks run as host processes of the edge user (development only)',
       );
+    return runtimes;
+  }
+
+  private rankDataDir(): string {
+    return this.options.ranks?.dataDir ?? dirname(this.options.store.path);
+  }
+
+  /** Mounts the rank agent (F6) on the edge's connection; it shares the state file and `exclusive`. */
+  private async startRankAgent(link: EdgeLink, runtimes: readonly RankRuntime[]): Promise<void> {
+    const options = this.options.ranks ?? {};
+    if (options.enabled === false) return;
+    const dataDir = this.rankDataDir();
     this.rankAgent = new RankAgent({
       edgeId: this.edgeId,
       nc: link.nc,
@@ -654,7 +669,7 @@ export class EdgeAgent {
         connected: () => this.connected,
       },
     });
-    await this.rankAgent.start();
+    await this.rankAgent.start({ reaped: true });
   }
 
   private onCommand(msg: Msg): void {

@@ -133,22 +133,13 @@ export class RankAgent {
   }
 
   /**
-   * Reaps what a crashed earlier run left (processes, containers), reports the ranks the state file
+   * Reaps what a crashed earlier run left (processes, containers; unless `reaped`: the caller did),
+   * reports the ranks the state file
    * says were running as exited (`edge-restart`), re-queues exited statuses never acknowledged, and
    * starts answering commands.
    */
-  async start(): Promise<void> {
-    for (const runtime of this.options.runtimes) {
-      try {
-        const reaped = await runtime.reapOrphans(this.options.edgeId);
-        if (reaped > 0) this.options.log('warn', 'reaped orphaned ranks', { runtime: runtime.kind, reaped });
-      } catch (error) {
-        this.options.log('error', 'could not reap orphaned ranks', {
-          runtime: runtime.kind,
-          error: String(error),
-        });
-      }
-    }
+  async start(options: { reaped?: boolean } = {}): Promise<void> {
+    if (!options.reaped) await reapOrphans(this.options.runtimes, this.options.edgeId, this.options.log);
     await this.options.host.exclusive(async () => {
       const now = this.options.clock.now();
       const ranks = this.options.host.ranks().map((r) =>
@@ -651,6 +642,25 @@ export class RankAgent {
     }, this.options.logBatching);
   }
 }
+
+/**
+ * Asks every runtime to remove what an earlier run of this edge left (a crash): called at edge start,
+ * before the edge even connects to NATS, so no orphan runs while it waits for the network.
+ */
+export const reapOrphans = async (
+  runtimes: readonly RankRuntime[],
+  edgeId: string,
+  log: EdgeLogger,
+): Promise<void> => {
+  for (const runtime of runtimes) {
+    try {
+      const reaped = await runtime.reapOrphans(edgeId);
+      if (reaped > 0) log('warn', 'reaped orphaned ranks', { runtime: runtime.kind, reaped });
+    } catch (error) {
+      log('error', 'could not reap orphaned ranks', { runtime: runtime.kind, error: String(error) });
+    }
+  }
+};
 
 const rejected = (jobId: string, rank: number | null, reasons: readonly RankRejection[]): RankStartReply => ({
   outcome: 'rejected',
