@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import {
   buildEnvelope,
   type Envelope,
+  foldEvents,
   JobCancelRequested,
   type JobCompleted,
   JobPlaced,
@@ -29,10 +30,17 @@ import { NestFactory } from '@nestjs/core';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXECUTION_RUNTIME, ExecutionModule, type ExecutionRuntime } from '../src/app/execution.module';
+import { type ExecutionEvent, jobExecutionDecider } from '../src/domain/job-execution.decider';
 import { edgeId, placementOf, providerRegistered, specOf } from './support/fixtures';
 import { TestEdge } from './support/test-edge';
 
 const TIMEOUT = { timeoutMs: 30_000 };
+const POLICY = {
+  barrierMs: 60_000,
+  heartbeatTimeoutMs: 3_600_000,
+  usageReportMs: 30_000,
+  stopWaitMs: 20_000,
+};
 
 /**
  * Execution against real NATS and Postgres: submissions, placements and cancel requests arrive on
@@ -141,12 +149,7 @@ describe('execution (NATS + Postgres)', () => {
           natsUrl: String(nats.servers),
           natsSeed: null,
           prefix: nats.prefix,
-          policy: {
-            barrierMs: 60_000,
-            heartbeatTimeoutMs: 3_600_000,
-            usageReportMs: 30_000,
-            stopWaitMs: 20_000,
-          },
+          policy: POLICY,
           tickMs: 1_000,
           edgeTimeoutMs: 1_000,
           stopGraceMs: 1_000,
@@ -333,6 +336,19 @@ describe('execution (NATS + Postgres)', () => {
     expect(a.createdFor('job-crash')).toBe(1);
     expect(b.createdFor('job-crash')).toBe(1);
     expect(ofJob('job-crash').filter((t) => t === 'job.launching')).toHaveLength(1);
+    // The snapshot a decision reads is exactly the fold of the job's log.
+    await waitFor(() => a.released.length === 1 && b.released.length === 1, {
+      ...TIMEOUT,
+      description: 'released',
+    });
+    const [row] = await runtime.db.query<{ state: unknown; version: number }>(
+      `SELECT state, version FROM "${pg.schema}".jobs WHERE job_id = 'job-crash'`,
+    );
+    const log = await runtime.db.query<{ type: string; data: unknown }>(
+      `SELECT type, data FROM "${pg.schema}".job_events WHERE job_id = 'job-crash' ORDER BY version`,
+    );
+    expect(row!.version).toBe(log.length);
+    expect(row!.state).toEqual(foldEvents(jobExecutionDecider(POLICY), log as ExecutionEvent[]));
   });
 
   it('a status from an edge the rank is not on is ignored', async () => {

@@ -152,15 +152,13 @@ describe('job execution decider', () => {
     );
     expect(types(decided)).toEqual([
       'execution.rank-started',
-      'execution.rank-progress',
       'execution.rank-started',
       'job.running',
-      'execution.rank-progress',
       'rank.exited',
       'rank.exited',
       'job.completed',
     ]);
-    expect(decided[3]).toMatchObject({
+    expect(decided[2]).toMatchObject({
       data: { runUntil: new Date(at(1).getTime() + 3_600_000).toISOString() },
     });
     expect(decided.at(-1)).toMatchObject({
@@ -336,15 +334,24 @@ describe('job execution decider', () => {
       .then([]);
   });
 
+  it('records heartbeats a few times per heartbeat timeout, not every beat', () => {
+    let h = launched();
+    h = play(h, running(h, 0), running(h, 1)).history;
+    expect(play(h, status(h, 0, { state: 'running', wallSeconds: 10 }, 10)).decided).toEqual([]);
+    expect(play(h, status(h, 0, { state: 'running', wallSeconds: 31 }, 31)).decided).toMatchObject([
+      { type: 'execution.rank-progress', data: { wallSeconds: 31 } },
+    ]);
+  });
+
   it('reports usage every period while it grows, with an increasing seq', () => {
     let h = launched();
     h = play(
       h,
       running(h, 0),
       running(h, 1),
-      status(h, 0, { state: 'running', wallSeconds: 30 }, 30),
+      status(h, 0, { state: 'running', wallSeconds: 30 }, 31),
     ).history;
-    const first = play(h, { type: 'Tick', now: at(31) });
+    const first = play(h, { type: 'Tick', now: at(32) });
     expect(first.decided).toMatchObject([
       {
         type: 'usage.reported',

@@ -24,6 +24,18 @@ import type { EdgeCommands, StopRanksRequest } from './edge-commands.port';
 import type { ExecutionMetrics } from './execution.metrics';
 import type { PreparedNetwork, ProviderDirectory, RankNetwork } from './rank-network.port';
 
+/**
+ * The shape of `ExecutionState` stored in `jobs.state`. Raise it whenever the state or `evolve`
+ * changes: snapshots of another format are ignored and the log is folded again.
+ */
+const STATE_FORMAT = 1;
+
+interface SnapshotRow {
+  readonly state: ExecutionState | null;
+  readonly version: number;
+  readonly state_format: number | null;
+}
+
 /** The clock of deadlines: now, and a one-shot timer (tests pass a `FakeClock`). */
 export interface ExecutionClock extends Clock {
   setTimeout(callback: () => void, ms: number): unknown;
@@ -152,20 +164,22 @@ export class JobProcessManager {
         [jobId],
       );
     // One decision at a time per job, whoever decides (consumers, ticks, replies, other replicas).
-    const locked = await tx.query(`SELECT job_id FROM "${tx.schema}".jobs WHERE job_id = $1 FOR UPDATE`, [
-      jobId,
-    ]);
-    if (locked.length === 0) return { before: this.decider.initialState, after: this.decider.initialState };
-    const history = await this.history(tx, jobId);
-    const state = foldEvents(this.decider, history);
+    const locked = await tx.query<SnapshotRow>(
+      `SELECT state, version, state_format FROM "${tx.schema}".jobs WHERE job_id = $1 FOR UPDATE`,
+      [jobId],
+    );
+    const row = locked[0];
+    if (!row) return { before: this.decider.initialState, after: this.decider.initialState };
+    const { state, version } = await this.snapshot(tx, jobId, row);
     const decided = this.decider.decide(command, state);
     if (decided.length === 0) return { before: state, after: state };
     const next = decided.reduce((acc, e) => this.decider.evolve(acc, e), state);
-    await this.append(tx, jobId, history.length, decided);
+    await this.append(tx, jobId, version, decided);
     const finished = isTerminal(next.phase) && next.released;
     await tx.execute(
-      `UPDATE "${tx.schema}".jobs SET phase = $2, active = $3, updated_at = now() WHERE job_id = $1`,
-      [jobId, next.phase, !finished],
+      `UPDATE "${tx.schema}".jobs SET phase = $2, active = $3, state = $4, version = $5, state_format = $6,
+         updated_at = now() WHERE job_id = $1`,
+      [jobId, next.phase, !finished, JSON.stringify(next), version + decided.length, STATE_FORMAT],
     );
     tx.onCommit(() => this.committed(jobId, state, next, decided));
     return { before: state, after: next };
@@ -179,8 +193,24 @@ export class JobProcessManager {
     return rows.map((r) => ({ type: r.type, data: r.data }) as ExecutionEvent);
   }
 
+  /** The job's state: its snapshot when it is of this code's format, else the fold of its log. */
+  private async snapshot(
+    tx: Tx,
+    jobId: string,
+    row: SnapshotRow,
+  ): Promise<{ state: ExecutionState; version: number }> {
+    if (row.state !== null && row.state_format === STATE_FORMAT)
+      return { state: row.state, version: row.version };
+    const history = await this.history(tx, jobId);
+    return { state: foldEvents(this.decider, history), version: history.length };
+  }
+
   private async load(tx: Tx, jobId: string): Promise<ExecutionState> {
-    return foldEvents(this.decider, await this.history(tx, jobId));
+    const rows = await tx.query<SnapshotRow>(
+      `SELECT state, version, state_format FROM "${tx.schema}".jobs WHERE job_id = $1`,
+      [jobId],
+    );
+    return rows[0] ? (await this.snapshot(tx, jobId, rows[0])).state : this.decider.initialState;
   }
 
   private async append(

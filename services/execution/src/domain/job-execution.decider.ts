@@ -492,9 +492,15 @@ export const jobExecutionDecider = (
         if (verdict !== 'accepted') return [];
         if (s.exited[status.rank]) return [];
         if (status.state === 'running') {
-          if (!s.started[status.rank]) markStarted(status.rank, status.startedAt, now);
-          // A heartbeat: the rank is alive, and has run this long.
-          progress();
+          if (!s.started[status.rank]) {
+            markStarted(status.rank, status.startedAt, now);
+            return out;
+          }
+          // A heartbeat: the rank is alive, and has run this long. Recorded a few times per
+          // heartbeat timeout, not every beat: enough for liveness and the usage period, and the
+          // job's log stays small (the exit carries the exact reading).
+          const sinceSeen = now.getTime() - (s.lastSeenMs[status.rank] ?? 0);
+          if (sinceSeen >= policy.heartbeatTimeoutMs / 4) progress();
           return out;
         }
         const rank = s.ranks.find((r) => r.rank === status.rank);

@@ -9,7 +9,9 @@ const schemaOf = (runner: QueryRunner): string => {
 /**
  * - `jobs`: one row per job the process manager knows; locked (`FOR UPDATE`) by every decision on
  *   the job, so decisions on one job are serial across consumers, timers and replicas; `active`
- *   until the job ended and its reservations were released (what a restarted service resumes).
+ *   until the job ended and its reservations were released (what a restarted service resumes);
+ *   the state folded so far (`state` at `version`, in `state_format`), so a decision reads one row,
+ *   not the whole log.
  * - `job_events`: the job aggregate's whole history (public and private events), in order; the
  *   public ones are also appended to the event store, whose outbox publishes them.
  * - `providers`: discovery's view of each edge that execution needs: its address and GPU models.
@@ -24,6 +26,10 @@ export class ExecutionJobs1764480000000 implements MigrationInterface {
         job_id     text        PRIMARY KEY,
         phase      text        NOT NULL DEFAULT 'new',
         active     boolean     NOT NULL DEFAULT true,
+        -- the state after version events, a snapshot: folding the log gives the same
+        state        jsonb,
+        version      integer     NOT NULL DEFAULT 0,
+        state_format integer,
         updated_at timestamptz NOT NULL DEFAULT now()
       )`);
     await runner.query(`CREATE INDEX jobs_active ON "${s}".jobs (job_id) WHERE active`);
