@@ -1,0 +1,396 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { formatAmount } from '../src/app/api/format';
+import { renderProblem, toProblem } from '../src/app/api/problem';
+import { runCli } from '../src/app/cli';
+import { fakeIo } from './fake-io';
+
+const KEY = `gpn_AAAAAAAAAAAA_${'S3cr3t'.repeat(7)}x`;
+const SECRET = KEY.split('_')[2]!;
+
+type Route = (method: string, url: URL, init: RequestInit | undefined) => Response | undefined;
+
+/** A fake gateway: the first route that answers; 404 problem otherwise. Records every request. */
+const gatewayFetch = (...routes: Route[]) => {
+  const requests: { method: string; url: URL; headers: Headers; body: string | undefined }[] = [];
+  const fetch: typeof globalThis.fetch = (input, init) => {
+    const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+    const method = init?.method ?? 'GET';
+    requests.push({
+      method,
+      url,
+      headers: new Headers(init?.headers),
+      body: init?.body as string | undefined,
+    });
+    for (const r of routes) {
+      const res = r(method, url, init);
+      if (res) return Promise.resolve(res);
+    }
+    return Promise.resolve(
+      problem(404, { code: 'NOT_FOUND', title: 'Not found', detail: `no ${url.pathname}` }),
+    );
+  };
+  return { fetch, requests };
+};
+
+const problem = (status: number, body: Record<string, unknown>) =>
+  new Response(JSON.stringify({ status, type: 'https://gpunet.io/problems/x', instance: '/v1/x', ...body }), {
+    status,
+    headers: { 'content-type': 'application/problem+json' },
+  });
+
+const LOGGED_IN = { GPUNET_GATEWAY: 'http://gw.test', GPUNET_API_KEY: KEY };
+
+const run = async (
+  argv: string[],
+  opts: {
+    env?: Record<string, string>;
+    fetch?: typeof globalThis.fetch;
+    files?: Record<string, string>;
+  } = {},
+) => {
+  const f = fakeIo(opts.files ?? {}, {
+    env: opts.env ?? LOGGED_IN,
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+  });
+  const code = await runCli(argv, f.io);
+  return { code, stdout: f.stdout(), stderr: f.stderr(), files: f.files, privateFiles: f.privateFiles };
+};
+
+describe('problem details', () => {
+  it('renders the fields at fault with file:line:column', () => {
+    const p = toProblem(
+      400,
+      JSON.stringify({
+        status: 400,
+        title: 'The spec is invalid',
+        detail: '2 errors in the spec',
+        code: 'INVALID_SPEC',
+        errors: [
+          {
+            path: 'budget.max_price_per_gpu_hour',
+            message: 'expected a decimal string',
+            code: 'INVALID_TYPE',
+            line: 9,
+            column: 27,
+          },
+          {
+            path: 'allocations.trainer.resources.gpuz',
+            message: "unknown field 'gpuz'",
+            code: 'UNKNOWN_FIELD',
+          },
+          'junk',
+        ],
+      }),
+    );
+    expect(renderProblem(p, 'job.yaml')).toBe(
+      [
+        'gpunet: The spec is invalid: 2 errors in the spec (HTTP 400 INVALID_SPEC)',
+        '  job.yaml:9:27: budget.max_price_per_gpu_hour: expected a decimal string [INVALID_TYPE]',
+        "  allocations.trainer.resources.gpuz: unknown field 'gpuz' [UNKNOWN_FIELD]",
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('copes with bodies that are not problems; hints what to do on 401', () => {
+    expect(toProblem(502, '<html><body>Bad   gateway</body></html>')).toEqual({
+      status: 502,
+      detail: '<html><body>Bad gateway</body></html>',
+    });
+    expect(
+      renderProblem(
+        toProblem(
+          401,
+          JSON.stringify({ title: 'Unauthorized', detail: 'invalid API key', code: 'UNAUTHORIZED' }),
+        ),
+      ),
+    ).toContain('hint: the API key is missing, wrong or revoked');
+  });
+
+  it('fuzz: any body gives a problem that renders', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 400, max: 599 }), fc.oneof(fc.string(), fc.json()), (status, body) => {
+        const p = toProblem(status, body);
+        expect(typeof renderProblem(p, 'f.yaml')).toBe('string');
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('formats minor units', () => {
+    expect(formatAmount('2500000', 6)).toBe('2.5');
+    expect(formatAmount('5', 6)).toBe('0.000005');
+    expect(formatAmount('-120', 2)).toBe('-1.2');
+    expect(formatAmount('7', undefined)).toBe('7 (minor units)');
+  });
+});
+
+describe('gpunet login / logout / config', () => {
+  it('verifies the key, saves it privately, never prints it', async () => {
+    const g = gatewayFetch((m, u) =>
+      u.pathname === '/v1/jobs' ? Response.json({ items: [], nextCursor: null }) : undefined,
+    );
+    const r = await run(['login', '--gateway', 'http://gw.test/', '--key', KEY], { env: {}, fetch: g.fetch });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(
+      'logged in to http://gw.test with key AAAAAAAAAAAA; saved to /home/test/.config/gpunet/config.json\n',
+    );
+    expect(r.stdout + r.stderr).not.toContain(SECRET);
+    expect(r.privateFiles.has('/home/test/.config/gpunet/config.json')).toBe(true);
+    expect(JSON.parse(r.files['/home/test/.config/gpunet/config.json']!)).toEqual({
+      gateway: 'http://gw.test',
+      apiKey: KEY,
+    });
+    expect(g.requests[0]!.headers.get('authorization')).toBe(`Bearer ${KEY}`);
+  });
+
+  it('refuses a malformed key without echoing it (2), a rejected key (3), an unreachable gateway (5)', async () => {
+    const bad = await run(['login', '--gateway', 'http://gw.test', '--key', 'hunter2-secret'], { env: {} });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).not.toContain('hunter2');
+    const refused = gatewayFetch(() =>
+      problem(401, { code: 'UNAUTHORIZED', title: 'Unauthorized', detail: 'invalid API key' }),
+    );
+    const r3 = await run(['login', '--gateway', 'http://gw.test', '--key', KEY], {
+      env: {},
+      fetch: refused.fetch,
+    });
+    expect(r3.code).toBe(3);
+    expect(Object.keys(r3.files)).toEqual([]);
+    const r5 = await run(['login', '--gateway', 'http://gw.test', '--key', KEY], { env: {} });
+    expect(r5.code).toBe(5);
+    expect(r5.stderr).toContain('cannot reach the gateway at http://gw.test: connect ECONNREFUSED');
+    expect((await run(['login', '--key', KEY], { env: {} })).code).toBe(2);
+    expect((await run(['login', '--gateway', 'ftp://x', '--key', KEY], { env: {} })).code).toBe(2);
+  });
+
+  it('GPUNET_* override the file; without either, exit 3 saying what to do; GPUNET_CONFIG moves the file', async () => {
+    const g = gatewayFetch((m, u) => Response.json({ items: [], nextCursor: null, at: u.host }));
+    const files = { '/cfg.json': JSON.stringify({ gateway: 'http://file.test', apiKey: KEY }) };
+    await run(['job', 'ls'], { env: { GPUNET_CONFIG: '/cfg.json' }, fetch: g.fetch, files });
+    await run(['job', 'ls'], {
+      env: { GPUNET_CONFIG: '/cfg.json', GPUNET_GATEWAY: 'http://env.test' },
+      fetch: g.fetch,
+      files,
+    });
+    expect(g.requests.map((r) => r.url.host)).toEqual(['file.test', 'env.test']);
+    const none = await run(['job', 'ls'], { env: {} });
+    expect(none.code).toBe(3);
+    expect(none.stderr).toContain('not logged in: run `gpunet login --gateway URL --key KEY`');
+    const broken = await run(['job', 'ls'], {
+      env: { GPUNET_CONFIG: '/c.json' },
+      files: { '/c.json': '{"gateway":"http://x","apiKey":"nope"}' },
+    });
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toContain('/c.json: apiKey is not a gpunet API key');
+    expect(broken.stderr).not.toContain('nope');
+  });
+
+  it('logout removes the file', async () => {
+    const files = { '/home/test/.config/gpunet/config.json': '{}' };
+    expect((await run(['logout'], { env: {}, files })).stdout).toBe(
+      'removed /home/test/.config/gpunet/config.json\n',
+    );
+    expect((await run(['logout'], { env: {}, files })).stdout).toContain('not logged in');
+  });
+});
+
+describe('gpunet job / providers / subnet / account (fake gateway)', () => {
+  it('rejects bad command lines with exit 2 before any request', async () => {
+    const g = gatewayFetch();
+    for (const argv of [
+      ['job', 'ls', '--status', 'runing'],
+      ['job', 'ls', '--limit', '0'],
+      ['job', 'get', 'bad id!'],
+      ['job', 'get'],
+      ['job', 'logs', 'j1', '--follow', '--rank', '1'],
+      ['job', 'submit', 'a.yaml', '--idempotency-key', 'has space'],
+      ['providers', 'ls', '--min-vram', 'lots'],
+      ['subnet', 'join', 'ai', '--stake', '1.5'],
+      ['account', 'statement', 'not-an-account'],
+      ['account', 'withdraw', '--asset', 'NTX', '--amount', '5'],
+    ]) {
+      const r = await run(argv, { fetch: g.fetch });
+      expect(r.code, argv.join(' ')).toBe(2);
+    }
+    expect(g.requests).toEqual([]);
+  });
+
+  it('job submit validates locally first: errors with line:column, nothing sent', async () => {
+    const g = gatewayFetch();
+    const r = await run(['job', 'submit', 'bad.yaml'], {
+      fetch: g.fetch,
+      files: {
+        'bad.yaml':
+          'apiVersion: gpunet.io/v1\nkind: Ensemble\nmetadata: {name: x}\nmax_duration: 2h\nallocations: {}\n',
+      },
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/bad\.yaml:5:\d+: allocations/);
+    expect(g.requests).toEqual([]);
+  });
+
+  it("job submit POSTs the file as YAML with an Idempotency-Key; the gateway's problem names the field", async () => {
+    const spec = new URL('../../../docs/examples/15-multi-provider-ddp.yaml', import.meta.url).pathname;
+    const g = gatewayFetch((m) =>
+      m === 'POST'
+        ? problem(400, {
+            code: 'INVALID_SPEC',
+            title: 'The job cannot be submitted',
+            detail: 'the subnet is unknown',
+            errors: [{ path: 'subnet', message: "no subnet 'demo'", line: 15, column: 9 }],
+          })
+        : undefined,
+    );
+    const r = await run(['job', 'submit', spec, '--idempotency-key', 'run-42'], { fetch: g.fetch });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`${spec}:15:9: subnet: no subnet 'demo'`);
+    const req = g.requests[0]!;
+    expect(req.headers.get('content-type')).toBe('application/yaml');
+    expect(req.headers.get('idempotency-key')).toBe('run-42');
+    expect(req.body).toContain('first-multi-provider-ddp');
+    const json = await run(['job', 'submit', '--json', spec], { fetch: g.fetch });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      ok: false,
+      exitCode: 1,
+      problem: { code: 'INVALID_SPEC', errors: [{ path: 'subnet' }] },
+    });
+    expect(g.requests[1]!.headers.get('idempotency-key')).toMatch(/^cli-/);
+  });
+
+  it('job ls prints a table and the next page', async () => {
+    const g = gatewayFetch(() =>
+      Response.json({
+        items: [
+          {
+            jobId: 'j1',
+            name: 'ddp',
+            status: 'running',
+            gpus: 4,
+            subnetId: 'demo',
+            submittedAt: '2030-01-01T00:00:00.000Z',
+            cost: { asset: 'NTX', accrued: '1500000' },
+          },
+        ],
+        nextCursor: 'abc',
+      }),
+    );
+    const r = await run(['job', 'ls', '--status', 'running,queued', '--limit', '1'], { fetch: g.fetch });
+    expect(r.stdout).toBe(
+      [
+        'JOB  NAME  STATUS   GPUS  SUBNET  SUBMITTED                 COST',
+        'j1   ddp   running  4     demo    2030-01-01T00:00:00.000Z  1.5 NTX',
+        'more: gpunet job ls --cursor abc',
+        '',
+      ].join('\n'),
+    );
+    expect(g.requests[0]!.url.search).toBe('?status=running%2Cqueued&limit=1');
+  });
+
+  it('providers ls sends the filters the API takes', async () => {
+    const g = gatewayFetch(() =>
+      Response.json({
+        items: [
+          {
+            providerId: 'U'.padEnd(56, 'A'),
+            name: 'rack-1',
+            simulated: true,
+            subnets: ['demo'],
+            asset: 'NTX',
+            gpus: [
+              {
+                uuid: 'g1',
+                model: 'H100',
+                vendor: 'nvidia',
+                vramBytes: 80 * 2 ** 30,
+                priceFloorMinor: '2000000',
+              },
+              {
+                uuid: 'g2',
+                model: 'H100',
+                vendor: 'nvidia',
+                vramBytes: 80 * 2 ** 30,
+                priceFloorMinor: '1500000',
+              },
+            ],
+          },
+        ],
+        nextCursor: null,
+      }),
+    );
+    const r = await run(
+      ['providers', 'ls', '--model', 'H100', '--min-vram', '40GB', '--min-gpus', '2', '--subnet', 'demo'],
+      { fetch: g.fetch },
+    );
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('rack-1 (simulated)  2× H100 80GiB  ≥ 1.5 NTX');
+    expect(Object.fromEntries(g.requests[0]!.url.searchParams)).toEqual({
+      model: 'H100',
+      minVramBytes: '40000000000',
+      minGpus: '2',
+      subnet: 'demo',
+    });
+  });
+
+  it('subnet join / account balance', async () => {
+    const g = gatewayFetch(
+      (m, u) =>
+        u.pathname === '/v1/subnets/ai/join'
+          ? Response.json(
+              {
+                requestId: 'r1',
+                type: 'subnet.join-requested',
+                status: 'accepted',
+                detail: 'join of subnet ai requested',
+              },
+              { status: 202 },
+            )
+          : undefined,
+      (m, u) =>
+        u.pathname === '/v1/accounts/balances'
+          ? Response.json({
+              accounts: [
+                {
+                  accountId: 'NTX:wallet:acme',
+                  asset: 'NTX',
+                  purpose: 'wallet',
+                  balance: '10000000',
+                  available: '9300000',
+                  creditsPending: '0',
+                  debitsPending: '700000',
+                },
+              ],
+            })
+          : undefined,
+    );
+    const join = await run(['subnet', 'join', 'ai', '--stake', '1000000'], { fetch: g.fetch });
+    expect(join.stdout).toContain('join of subnet ai requested (request r1');
+    expect(JSON.parse(g.requests[0]!.body!)).toEqual({ stake: '1000000' });
+    const bal = await run(['account', 'balance'], { fetch: g.fetch });
+    expect(bal.stdout).toContain('NTX:wallet:acme  wallet   10 NTX   9.3 NTX    0 NTX       0.7 NTX');
+  });
+
+  it('maps 403 to 3 and 404 to 4 (with --json, the problem on stdout)', async () => {
+    const g = gatewayFetch((m, u) =>
+      u.pathname.endsWith('/cancel')
+        ? problem(403, { code: 'FORBIDDEN', title: 'Forbidden', detail: 'the key lacks submit' })
+        : undefined,
+    );
+    expect((await run(['job', 'cancel', 'j1'], { fetch: g.fetch })).code).toBe(3);
+    const missing = await run(['job', 'get', '--json', 'j9'], { fetch: g.fetch });
+    expect(missing.code).toBe(4);
+    expect(JSON.parse(missing.stdout)).toMatchObject({
+      ok: false,
+      exitCode: 4,
+      problem: { code: 'NOT_FOUND' },
+    });
+  });
+
+  it('lists the exit codes in --help', async () => {
+    const root = await run(['--help']);
+    expect(root.stdout).toContain('login ');
+    expect(root.stdout).toContain('3 not logged in, bad or revoked API key');
+    expect((await run(['job', 'submit', '--help'])).stdout).toContain('5 the gateway is unreachable');
+  });
+});
