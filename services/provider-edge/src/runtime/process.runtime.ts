@@ -223,6 +223,8 @@ export class ProcessRuntime implements RankRuntime {
       );
     const wrapper: string[] = [];
     if (launch.netns !== null) {
+      if (!/^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$/.test(launch.netns))
+        throw new RankStartError(`${launch.netns.slice(0, 80)} is not a network namespace name`, 'overlay');
       if (this.uid !== 0)
         throw new RankStartError(
           `running a rank in network namespace ${launch.netns} needs root; the edge runs as uid ${this.uid}`,
