@@ -531,6 +531,13 @@ describe('gateway over HTTP (NATS + Postgres)', () => {
       }
       expect(statuses).toEqual([200, 200, 200, 429, 429]);
       expect(Number(retryAfter)).toBeGreaterThan(0);
+      // Failed authentications are limited per client address too.
+      const anonymous: number[] = [];
+      for (let i = 0; i < 5; i++)
+        anonymous.push(
+          (await fetch(`${limited.url}/v1/jobs`, { headers: { authorization: 'Bearer guess' } })).status,
+        );
+      expect(anonymous).toEqual([401, 401, 401, 429, 429]);
     } finally {
       await limited.close();
     }

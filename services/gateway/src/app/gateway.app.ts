@@ -84,13 +84,26 @@ const bearerOf = (request: FastifyRequest): string | undefined => {
 const installAuth = (fastify: FastifyInstance, runtime: GatewayRuntime, nowMs: () => number): void => {
   const buckets = new Map<string, BucketState>();
   const limits = { ratePerSecond: runtime.config.rateLimitPerSecond, burst: runtime.config.rateLimitBurst };
+  // Failed authentications are limited per client address with the same bucket, so that guessing
+  // keys or flooding without one costs the database little. Bounded: the map is reset when large.
+  const failures = new Map<string, BucketState>();
+  const failed = (request: FastifyRequest, message: string): never => {
+    if (failures.size > 100_000) failures.clear();
+    const taken = takeToken(failures.get(request.ip), limits, nowMs());
+    failures.set(request.ip, taken.state);
+    if (!taken.ok) throw new RateLimitedError(taken.retryAfterSeconds);
+    throw new UnauthenticatedError(message);
+  };
   fastify.addHook('onRequest', async (request) => {
     if (!request.url.startsWith('/v1/') && request.url !== '/v1') return;
+    const blocked = failures.get(request.ip);
+    if (blocked && !takeToken(blocked, limits, nowMs()).ok)
+      failed(request, 'too many failed authentications');
     const presented = bearerOf(request);
     if (presented === undefined)
-      throw new UnauthenticatedError('an API key is required: Authorization: Bearer <key>');
+      return failed(request, 'an API key is required: Authorization: Bearer <key>');
     const principal = presented === '' ? null : await runtime.keys.authenticate(presented);
-    if (!principal) throw new UnauthenticatedError('the API key is invalid or revoked');
+    if (!principal) return failed(request, 'the API key is invalid or revoked');
     const taken = takeToken(buckets.get(principal.keyId), limits, nowMs());
     buckets.set(principal.keyId, taken.state);
     if (!taken.ok) throw new RateLimitedError(taken.retryAfterSeconds);
