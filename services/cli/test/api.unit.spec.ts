@@ -85,7 +85,7 @@ describe('problem details', () => {
     );
     expect(renderProblem(p, 'job.yaml')).toBe(
       [
-        'gpunet: The spec is invalid: 2 errors in the spec (HTTP 400 INVALID_SPEC)',
+        'gpunet: The spec is invalid (HTTP 400 INVALID_SPEC)',
         '  job.yaml:9:27: budget.max_price_per_gpu_hour: expected a decimal string [INVALID_TYPE]',
         "  allocations.trainer.resources.gpuz: unknown field 'gpuz' [UNKNOWN_FIELD]",
         '',

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -268,9 +269,17 @@ describe('gpunet against a real gateway', () => {
     const missing = await gpunet(['job', 'get', 'no-such-job']);
     expect(missing.code).toBe(4);
     expect(missing.stderr).toContain('HTTP 404');
-    const down = await gpunet(['job', 'ls'], { GPUNET_GATEWAY: 'http://127.0.0.1:1' });
+    // A port nobody listens on: bound, then released.
+    const server = createServer();
+    const port = await new Promise<number>((resolve) =>
+      server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)),
+    );
+    await new Promise((resolve) => server.close(resolve));
+    const down = await gpunet(['job', 'ls'], { GPUNET_GATEWAY: `http://127.0.0.1:${port}` });
     expect(down.code).toBe(5);
-    expect(down.stderr).toContain('cannot reach the gateway at http://127.0.0.1:1');
+    expect(down.stderr).toContain(
+      `cannot reach the gateway at http://127.0.0.1:${port}: connect ECONNREFUSED`,
+    );
   });
 
   it('follows a job live: queued → funded → placed on two providers → ranks → logs → completed with cost', async () => {

@@ -68,7 +68,11 @@ const HINTS: Readonly<Record<number, string>> = {
  * fault, `file:line:column: path: message [CODE]` when the gateway located it in `file`.
  */
 export const renderProblem = (p: Problem, file?: string): string => {
-  const head = [p.title, p.detail].filter((s): s is string => !!s && s.length > 0);
+  // With fields at fault the detail only summarizes them (they follow, one per line): the title says enough.
+  const fields = (p.errors?.length ?? 0) > 0;
+  const head = [p.title, fields && p.title ? undefined : p.detail].filter(
+    (s): s is string => !!s && s.length > 0,
+  );
   // The title often repeats the detail's start; keep both only when they differ.
   const text = head.length === 2 && head[1]!.startsWith(head[0]!) ? head[1]! : head.join(': ');
   const lines = [
