@@ -16,11 +16,8 @@ import {
 import { IdentityError, loadIdentity, loadOrCreateIdentity } from '../infra/identity.store';
 import { jsonLogger } from '../infra/logger';
 import { StateFileError, StateStore } from '../infra/state.store';
-import { shareableResources } from '../domain/policy/shared-gpus';
-import { readAmdDevices } from '../runtime/docker-host';
-import { DockerRuntime } from '../runtime/docker.runtime';
+import { createDockerRuntime } from '../runtime/docker-wiring';
 import { ProcessRuntime } from '../runtime/process.runtime';
-import type { RankRuntime } from '../runtime/rank-runtime';
 import { EdgeAgent, PolicyRejectedError } from './edge-agent';
 
 /** What the edge's command line may do to the world; tests pass fakes. */
@@ -214,24 +211,7 @@ const start = async (
             runtimes:
               runtime === 'process'
                 ? [new ProcessRuntime({ stateDir: join(dir, 'ranks'), log })]
-                : async ({ edgeId, policy, host, inventory }): Promise<RankRuntime[]> => {
-                    const shareable = shareableResources(policy, host);
-                    const amd = await readAmdDevices(inventory.gpus);
-                    for (const problem of amd.problems)
-                      log('warn', `AMD GPU refused to containers: ${problem}`);
-                    return [
-                      new DockerRuntime({
-                        edgeId,
-                        allowedImages: policy.images,
-                        limits: {
-                          maxMemoryBytes: shareable.memoryBytes,
-                          maxCpuMillicores: shareable.cpuMillicores,
-                        },
-                        amd: amd.devices,
-                        log,
-                      }),
-                    ];
-                  },
+                : async (context) => [await createDockerRuntime(context)],
             dataDir: dir,
             stopGraceMs,
             logBatching: { maxDelayMs: logDelayMs },
