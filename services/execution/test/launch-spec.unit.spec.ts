@@ -75,6 +75,24 @@ const envOf = (
 };
 
 describe('startCommands', () => {
+  it("on the host network, pins each rank to the interface of its own host's address", () => {
+    const net: LaunchNetwork = {
+      ...hostNet,
+      bindInterfaceOf: (r: LaunchedRank) => (r.providerId === A ? 'eth0' : 'ens5'),
+    };
+    const result = startCommands('job-1', 1, specOf({ gpus: 4 }), layout().ranks, net);
+    if (!result.ok) throw new Error(result.message);
+    expect(result.commands.map((c) => c.env['GLOO_SOCKET_IFNAME'])).toEqual(['eth0', 'eth0', 'ens5', 'ens5']);
+    expect(result.commands.map((c) => c.env['NCCL_SOCKET_IFNAME'])).toEqual([
+      '=eth0',
+      '=eth0',
+      '=ens5',
+      '=ens5',
+    ]);
+    // No overlay: the ranks run on the host's network.
+    expect(result.commands.every((c) => c.overlay === null)).toBe(true);
+  });
+
   it('gives every rank the rendezvous environment, its GPUs only, and the spec env', () => {
     const c = envOf('torchrun');
     expect(c).toMatchObject({

@@ -321,7 +321,11 @@ export class JobProcessManager {
   }
 
   private launchNetwork(prepared: PreparedNetwork): LaunchNetwork {
-    return { interface: prepared.interface, overlayAddressOf: (rank) => prepared.overlayAddressOf(rank) };
+    return {
+      interface: prepared.interface,
+      overlayAddressOf: (rank) => prepared.overlayAddressOf(rank),
+      bindInterfaceOf: (rank) => prepared.bindInterfaceOf(rank),
+    };
   }
 
   /** Lays the gang out (addresses, GPU classes), checks its start commands, and decides `Launch`. */

@@ -9,6 +9,12 @@ export interface PreparedNetwork {
   addressOf(node: NetworkNode): string;
   /** The interface ranks bind to (`gpunet0` on the overlay); null: the host's own network. */
   readonly interface: string | null;
+  /**
+   * The interface a node's ranks pin their collectives to (`GLOO_SOCKET_IFNAME`, …): the overlay's,
+   * or on the host network the one carrying the address other ranks reach the node at — a rank must
+   * not bind to whatever its hostname resolves to (a loopback alias, a bridge). Null: no pinning.
+   */
+  bindInterfaceOf(node: NetworkNode): string | null;
   /** Whether ranks must run in a network namespace the edge prepared (the overlay's). */
   readonly netnsRequired: boolean;
   /** A rank's own address on `interface` (overlay), or null on the host network. */
@@ -33,6 +39,8 @@ export interface RankNetwork {
 export interface ProviderDirectory {
   /** The provider's first non-loopback IPv4 address, if discovery reported one. */
   addressOf(providerId: string): Promise<string | null>;
+  /** The interface that address is on, if discovery reported one. */
+  interfaceOf(providerId: string): Promise<string | null>;
   /** GPU uuid → model, for the providers asked about. */
   gpuModels(providerIds: readonly string[]): Promise<ReadonlyMap<string, string>>;
 }
@@ -40,7 +48,7 @@ export interface ProviderDirectory {
 /**
  * Host networking: a node is reached at its provider's own address (discovery's
  * `host.addresses`), or at its host id where discovery has not told us one yet (a single-host
- * development cluster). No namespace, no interface pinning.
+ * development cluster); its ranks pin their collectives to that address's interface. No namespace.
  */
 export class HostRankNetwork implements RankNetwork {
   constructor(private readonly directory: ProviderDirectory) {}
@@ -50,16 +58,21 @@ export class HostRankNetwork implements RankNetwork {
     nodes: readonly NetworkNode[],
   ): Promise<PreparedNetwork> {
     const addresses = new Map<string, string>();
+    const interfaces = new Map<string, string | null>();
     for (const node of nodes) {
       if (addresses.has(node.providerId)) continue;
-      addresses.set(
+      const address = await this.directory.addressOf(node.providerId);
+      addresses.set(node.providerId, address ?? node.hostId.slice(0, 64));
+      // Pinned only with the address it belongs to; a host id fallback pins nothing.
+      interfaces.set(
         node.providerId,
-        (await this.directory.addressOf(node.providerId)) ?? node.hostId.slice(0, 64),
+        address === null ? null : await this.directory.interfaceOf(node.providerId),
       );
     }
     return {
       addressOf: (node) => addresses.get(node.providerId) ?? node.hostId.slice(0, 64),
       interface: null,
+      bindInterfaceOf: (node) => interfaces.get(node.providerId) ?? null,
       netnsRequired: false,
       overlayAddressOf: () => null,
     };

@@ -123,6 +123,8 @@ export interface LaunchNetwork {
   readonly interface: string | null;
   /** The rank's own address on that interface, when it has one (overlay). */
   readonly overlayAddressOf: (rank: LaunchedRank) => string | null;
+  /** The interface a rank pins its collectives to; default `interface`. */
+  readonly bindInterfaceOf?: (rank: LaunchedRank) => string | null;
 }
 
 export type StartRankCommand = PayloadOf<typeof StartRankOnEdge>;
@@ -215,11 +217,12 @@ export const rankEnv = (
     env['CUDA_VISIBLE_DEVICES'] = devices;
     env['NVIDIA_VISIBLE_DEVICES'] = rank.gpuUuids.length > 0 ? devices : 'void';
   }
-  if (network.interface !== null) {
-    env['NCCL_SOCKET_IFNAME'] = `=${network.interface}`;
+  const ifname = network.bindInterfaceOf?.(rank) ?? network.interface;
+  if (ifname !== null) {
+    env['NCCL_SOCKET_IFNAME'] = `=${ifname}`;
     env['NCCL_SOCKET_FAMILY'] = 'AF_INET';
-    env['GLOO_SOCKET_IFNAME'] = network.interface;
-    env['TP_SOCKET_IFNAME'] = network.interface;
+    env['GLOO_SOCKET_IFNAME'] = ifname;
+    env['TP_SOCKET_IFNAME'] = ifname;
   }
   switch (framework) {
     case 'torchrun':
@@ -236,9 +239,9 @@ export const rankEnv = (
       env['OMPI_COMM_WORLD_LOCAL_RANK'] = LOCAL_RANK;
       env['OMPI_COMM_WORLD_LOCAL_SIZE'] = LOCAL_WORLD_SIZE;
       env['OMPI_COMM_WORLD_NODE_RANK'] = NODE_RANK;
-      if (network.interface !== null) {
-        env['OMPI_MCA_btl_tcp_if_include'] = network.interface;
-        env['OMPI_MCA_oob_tcp_if_include'] = network.interface;
+      if (ifname !== null) {
+        env['OMPI_MCA_btl_tcp_if_include'] = ifname;
+        env['OMPI_MCA_oob_tcp_if_include'] = ifname;
       }
       break;
     case 'horovod':
@@ -256,7 +259,7 @@ export const rankEnv = (
       env['HOROVOD_CPU_OPERATIONS'] = 'gloo';
       env['HOROVOD_GLOO_RENDEZVOUS_ADDR'] = master.address;
       env['HOROVOD_GLOO_RENDEZVOUS_PORT'] = String(masterPort);
-      if (network.interface !== null) env['HOROVOD_GLOO_IFACE'] = network.interface;
+      if (ifname !== null) env['HOROVOD_GLOO_IFACE'] = ifname;
       break;
     default: {
       const never: never = framework;

@@ -46,6 +46,7 @@ export class ExecutionJobs1764480000000 implements MigrationInterface {
         provider_id text    PRIMARY KEY,
         sequence    integer NOT NULL,
         address     text,
+        interface   text,
         gpu_models  jsonb   NOT NULL
       )`);
   }

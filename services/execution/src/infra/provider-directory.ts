@@ -6,13 +6,17 @@ const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
 
 /** The first IPv4 address of a host that other hosts could reach (not loopback, not link-local). */
 export const firstRoutableIpv4 = (host: Pick<Host, 'addresses'>): string | null =>
+  firstRoutable(host)?.address ?? null;
+
+/** The first non-loopback, non-link-local IPv4 address and the interface it is on. */
+const firstRoutable = (host: Pick<Host, 'addresses'>): { address: string; interface: string } | null =>
   host.addresses.find(
     (a) =>
       a.family === 'ipv4' &&
       IPV4.test(a.address) &&
       !a.address.startsWith('127.') &&
       !a.address.startsWith('169.254.'),
-  )?.address ?? null;
+  ) ?? null;
 
 /** Records a provider's address and GPU models from discovery, ignoring reports older than the last. */
 export const recordProvider = async (
@@ -21,11 +25,18 @@ export const recordProvider = async (
 ): Promise<void> => {
   const models = Object.fromEntries(provider.inventory.gpus.map((g) => [g.uuid, g.model]));
   await tx.execute(
-    `INSERT INTO "${tx.schema}".providers (provider_id, sequence, address, gpu_models) VALUES ($1, $2, $3, $4)
+    `INSERT INTO "${tx.schema}".providers (provider_id, sequence, address, interface, gpu_models)
+     VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (provider_id) DO UPDATE SET sequence = excluded.sequence, address = excluded.address,
-       gpu_models = excluded.gpu_models
+       interface = excluded.interface, gpu_models = excluded.gpu_models
      WHERE providers.sequence < excluded.sequence`,
-    [provider.providerId, provider.sequence, firstRoutableIpv4(provider.host), JSON.stringify(models)],
+    [
+      provider.providerId,
+      provider.sequence,
+      firstRoutable(provider.host)?.address ?? null,
+      firstRoutable(provider.host)?.interface ?? null,
+      JSON.stringify(models),
+    ],
   );
 };
 
@@ -38,6 +49,14 @@ export class PostgresProviderDirectory implements ProviderDirectory {
       [providerId],
     );
     return rows[0]?.address ?? null;
+  }
+
+  async interfaceOf(providerId: string): Promise<string | null> {
+    const rows = await this.db.query<{ interface: string | null }>(
+      `SELECT interface FROM "${this.db.schema}".providers WHERE provider_id = $1`,
+      [providerId],
+    );
+    return rows[0]?.interface ?? null;
   }
 
   async gpuModels(providerIds: readonly string[]): Promise<ReadonlyMap<string, string>> {
