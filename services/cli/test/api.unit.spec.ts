@@ -394,3 +394,87 @@ describe('gpunet job / providers / subnet / account (fake gateway)', () => {
     expect((await run(['job', 'submit', '--help'])).stdout).toContain('5 the gateway is unreachable');
   });
 });
+
+describe('the command line (fuzz)', () => {
+  it('any argument list ends with a documented exit code, never an exception', async () => {
+    const job = {
+      jobId: 'j1',
+      tenantId: 't',
+      name: 'n',
+      subnetId: 'demo',
+      asset: 'NTX',
+      gpus: 1,
+      gpuClasses: [],
+      maxPricePerGpuHour: '1',
+      maxDurationSeconds: 60,
+      status: 'completed',
+      attempt: null,
+      reason: null,
+      submittedAt: 'x',
+      updatedAt: 'x',
+      cancelRequestedAt: null,
+      placement: null,
+      ranks: null,
+      usage: null,
+      cost: { asset: 'NTX', escrow: null, accrued: '0', remaining: null, settled: null },
+    };
+    const g = gatewayFetch((m, u) => {
+      if (u.pathname.endsWith('/events') || u.pathname.endsWith('/logs'))
+        return new Response('event: end\ndata: {"status":"completed"}\n\n', {
+          headers: { 'content-type': 'text/event-stream' },
+        });
+      if (u.pathname === '/v1/jobs' && m === 'GET') return Response.json({ items: [job], nextCursor: null });
+      if (u.pathname.startsWith('/v1/jobs')) return Response.json(job);
+      return undefined;
+    });
+    const words = fc.constantFrom(
+      'job',
+      'submit',
+      'ls',
+      'get',
+      'logs',
+      'follow',
+      'cancel',
+      'statement',
+      'providers',
+      'subnet',
+      'create',
+      'join',
+      'account',
+      'balance',
+      'withdraw',
+      'login',
+      'logout',
+      '--json',
+      '--follow',
+      '-f',
+      '--limit',
+      '--status',
+      '--rank',
+      '--gateway',
+      '--key',
+      '--stake',
+      '--asset',
+      '--amount',
+      '--min-vram',
+      '--cursor',
+      'j1',
+      '3',
+      '-1',
+      'running',
+      '',
+      'x.yaml',
+      '--help',
+      'http://gw.test',
+      KEY,
+      '--bogus',
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(words, { maxLength: 7 }), async (argv) => {
+        const r = await run(argv, { fetch: g.fetch });
+        expect([0, 1, 2, 3, 4, 5]).toContain(r.code);
+      }),
+      { numRuns: 400 },
+    );
+  });
+});
