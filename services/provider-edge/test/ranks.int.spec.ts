@@ -27,7 +27,7 @@ import {
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -100,7 +100,7 @@ describe('the edge runs ranks as processes (F6)', () => {
     return dir;
   };
 
-  const agentIn = async (dir: string, identityExists = false): Promise<EdgeAgent> => {
+  const agentIn = async (dir: string, identityExists = false, jobFiles?: string): Promise<EdgeAgent> => {
     const identity = identityExists ? await loadIdentity(dir) : await createIdentity(dir);
     const agent = new EdgeAgent({
       identity,
@@ -112,7 +112,11 @@ describe('the edge runs ranks as processes (F6)', () => {
       rescanIntervalMs: 0,
       publishTimeoutMs: 2_000,
       random: () => 0.5,
-      ranks: { stopGraceMs: 500, logBatching: { maxDelayMs: 50, maxLines: 500, maxBufferedLines: 200 } },
+      ranks: {
+        stopGraceMs: 500,
+        logBatching: { maxDelayMs: 50, maxLines: 500, maxBufferedLines: 200 },
+        ...(jobFiles === undefined ? {} : { jobFiles }),
+      },
     });
     agents.push(agent);
     await agent.start();
@@ -229,6 +233,25 @@ describe('the edge runs ranks as processes (F6)', () => {
       await nats.jsm()
     ).streams.info(namespacedStream(EdgeRanksStream, nats.prefix).name, { subjects_filter: '>' });
     expect(info.state.messages).toBeGreaterThanOrEqual(2);
+  }, 60_000);
+
+  it('finds the job code of a development provider (--job-files) from the rank workspace', async () => {
+    const code = await mkdtemp(join(tmpdir(), 'gpunet-job-files-'));
+    dirs.push(code);
+    await mkdir(join(code, 'jobs'));
+    await writeFile(join(code, 'jobs', 'hello.sh'), 'echo "hello from the job files: $RANK"\n');
+    const agent = await agentIn(await edgeDir(), false, code);
+    const gpu = agent.inventory.gpus[0]!.uuid;
+    await reserve(agent.edgeId, 'res-files', 'job-files', [gpu]);
+    const started = await start(
+      agent.edgeId,
+      startCommand('job-files', 'res-files', { cmd: ['/bin/sh', 'jobs/hello.sh'], gpuUuids: [gpu] }),
+    );
+    expect(started).toMatchObject({ outcome: 'started', created: true });
+    expect(await exitOf('job-files')).toMatchObject({ exitCode: 0 });
+    await waitFor(() => linesOf('job-files', 'stdout').includes('hello from the job files: 0'), {
+      description: 'the job file ran',
+    });
   }, 60_000);
 
   it('rejects hostile starts with a reason and starts nothing', async () => {

@@ -114,6 +114,8 @@ export interface EdgeRankOptions {
   readonly stopGraceMs?: number;
   /** The network namespace of a job's overlay; absent: starts naming an overlay are refused. */
   readonly netnsOf?: RankAgentOptions['netnsOf'];
+  /** Job code for process ranks (development and CI providers); see `RankAgentOptions.jobFiles`. */
+  readonly jobFiles?: string;
 }
 
 export interface EdgeBenchmarkOptions {
@@ -658,6 +660,7 @@ export class EdgeAgent {
       ...(options.logBatching ? { logBatching: options.logBatching } : {}),
       ...(options.stopGraceMs === undefined ? {} : { stopGraceMs: options.stopGraceMs }),
       ...(options.netnsOf ? { netnsOf: options.netnsOf } : {}),
+      ...(options.jobFiles ? { jobFiles: options.jobFiles } : {}),
       host: {
         exclusive: (fn) => this.exclusive(fn),
         ranks: () => this.state.ranks,

@@ -1,5 +1,5 @@
 import { parseDurationMs } from '@gpunet/ensemble-spec';
-import { access, mkdir, writeFile } from 'node:fs/promises';
+import { access, mkdir, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -41,6 +41,7 @@ Usage:
   provider-edge init   [--dir DIR]
   provider-edge start  [--dir DIR] [--policy FILE] [--nats URL] [--simulate INVENTORY] [--heartbeat 5s] [--rescan 60s]
                        [--runtime process|docker|none] [--rank-grace 10s] [--log-batch 100ms]
+                       [--job-files DIR]
   provider-edge status [--dir DIR] [--policy FILE] [--simulate INVENTORY] [--json]
 
   --dir        the edge's directory: identity (edge.nk, 0600), state.json, policy.yaml
@@ -54,6 +55,8 @@ Usage:
                rank starts). Workspaces live under DIR/workspaces.
   --rank-grace SIGTERM→SIGKILL grace when the edge stops ranks itself (default 10s)
   --log-batch  longest a rank's output line waits before it is shipped (default 100ms)
+  --job-files  development/CI providers: a directory of job code linked into every process rank's
+               workspace (the process runtime has no image to bring it)
   --prefix     subject namespace (tests only)
 
 SIGHUP reloads the policy file; SIGTERM/SIGINT stop the edge.
@@ -71,6 +74,7 @@ const options = {
   runtime: { type: 'string' },
   'rank-grace': { type: 'string' },
   'log-batch': { type: 'string' },
+  'job-files': { type: 'string' },
   prefix: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
@@ -173,6 +177,7 @@ const start = async (
     runtime?: string;
     'rank-grace'?: string;
     'log-batch'?: string;
+    'job-files'?: string;
   },
   io: EdgeCliIo,
 ): Promise<number> => {
@@ -182,6 +187,15 @@ const start = async (
   if (stopGraceMs > 300_000) throw new Usage('--rank-grace: at most 5m');
   const logDelayMs = duration(values['log-batch'], 100, 'log-batch');
   if (logDelayMs < 1 || logDelayMs > 10_000) throw new Usage('--log-batch: between 1ms and 10s');
+  const jobFiles = values['job-files'] === undefined ? undefined : resolve(values['job-files']);
+  if (
+    jobFiles !== undefined &&
+    !(await stat(jobFiles).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ))
+  )
+    throw new Usage(`--job-files: ${jobFiles.slice(0, 256)} is not a directory`);
   const runtime = values.runtime ?? 'process';
   if (runtime !== 'process' && runtime !== 'docker' && runtime !== 'none')
     throw new Usage(`--runtime: process, docker or none, not ${runtime.slice(0, 32)}`);
@@ -215,6 +229,7 @@ const start = async (
             dataDir: dir,
             stopGraceMs,
             logBatching: { maxDelayMs: logDelayMs },
+            ...(jobFiles === undefined ? {} : { jobFiles }),
           },
   });
   await agent.start();

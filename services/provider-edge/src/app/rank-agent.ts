@@ -16,7 +16,7 @@ import {
 } from '@gpunet/contracts';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/nats-core';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Policy } from '../domain/policy/policy';
 import { checkStartRank, type StartRankRequest } from '../domain/ranks/start-rank.check';
@@ -74,6 +74,13 @@ export interface RankAgentOptions {
    * rejects starts that name one (RUNTIME_UNAVAILABLE).
    */
   readonly netnsOf?: (jobId: string, overlay: NonNullable<StartRankRequest['overlay']>) => string | null;
+  /**
+   * Development and CI providers: a directory of job code. The process runtime has no image to
+   * bring a job's code, so every entry of this directory appears in each process rank's workspace
+   * as a symbolic link (`docs/examples/jobs/ddp_train.py` resolves from the rank's cwd). Links are
+   * read through, never written through: a rank writes only its own workspace entries.
+   */
+  readonly jobFiles?: string;
 }
 
 interface Live {
@@ -92,6 +99,18 @@ const keyOf = (r: { jobId: string; attempt: number; rank: number }): string =>
   `${r.jobId}/${r.attempt}/${r.rank}`;
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Links every entry of `jobFiles` into `workspace` that the workspace does not have yet. */
+const linkJobFiles = async (jobFiles: string, workspace: string): Promise<void> => {
+  for (const entry of await readdir(jobFiles)) {
+    const target = join(jobFiles, entry);
+    const link = join(workspace, entry);
+    // An entry the rank made itself (an earlier attempt's output) stays as it is.
+    await symlink(target, link).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
+  }
+};
 
 /**
  * Runs the ranks of placed jobs on this edge (F6): answers `cmd.edge.<id>.start-rank.v1` (validated
@@ -416,6 +435,8 @@ export class RankAgent {
     const workspace = join(this.workspaces(), req.jobId, `rank-${req.rank}`);
     await mkdir(join(this.workspaces(), req.jobId), { recursive: true, mode: 0o700 });
     await mkdir(workspace, { recursive: true, mode: 0o700 });
+    if (this.options.jobFiles !== undefined && req.runtime === 'process')
+      await linkJobFiles(this.options.jobFiles, workspace);
     const cwd = await resolveWorkingDir(workspace, req.workingDir);
     if (!cwd.ok)
       return refuse([
