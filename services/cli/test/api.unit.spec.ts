@@ -4,6 +4,7 @@ import { formatAmount } from '../src/app/api/format';
 import { renderProblem, toProblem } from '../src/app/api/problem';
 import { runCli } from '../src/app/cli';
 import { fakeIo } from './fake-io';
+import { jobFixture } from './fixtures';
 
 const KEY = `gpn_AAAAAAAAAAAA_${'S3cr3t'.repeat(7)}x`;
 const SECRET = KEY.split('_')[2]!;
@@ -263,15 +264,10 @@ describe('gpunet job / providers / subnet / account (fake gateway)', () => {
     const g = gatewayFetch(() =>
       Response.json({
         items: [
-          {
-            jobId: 'j1',
-            name: 'ddp',
+          jobFixture({
             status: 'running',
-            gpus: 4,
-            subnetId: 'demo',
-            submittedAt: '2030-01-01T00:00:00.000Z',
-            cost: { asset: 'NTX', accrued: '1500000' },
-          },
+            cost: { asset: 'NTX', escrow: null, accrued: '1500000', remaining: null, settled: null },
+          }),
         ],
         nextCursor: 'abc',
       }),

@@ -3,6 +3,7 @@ import { GatewayClient } from '../src/app/api/client';
 import { followJob } from '../src/app/commands/job/follow';
 import { JobLiveView, renderLogChunk, toJobEvent } from '../src/app/commands/job/live-view';
 import { fakeIo } from './fake-io';
+import { jobFixture } from './fixtures';
 
 const A = 'U'.padEnd(56, 'A');
 const B = 'U'.padEnd(56, 'B');
@@ -126,14 +127,7 @@ describe('the live view', () => {
   });
 });
 
-const JOB = {
-  jobId: 'j1',
-  name: 'ddp',
-  status: 'completed',
-  reason: null,
-  usage: { gpuSeconds: 238, final: true },
-  cost: { asset: 'NTX', escrow: '700000', accrued: '277666', remaining: null, settled: null },
-};
+const JOB = jobFixture();
 
 /** A gateway serving the recorded job: events, its logs (held open while following), the job. */
 const gateway = (events: string, job: unknown = JOB) => {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
 import { ExitCode } from '../command';
 import type { CliIo } from '../io';
 import type { Target } from './config';
@@ -85,19 +86,35 @@ export class GatewayClient {
     return res;
   }
 
-  /** A JSON request; 204 gives `undefined`. */
-  async json<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+  /**
+   * A JSON request whose answer must match `schema` (the fields the CLI reads); anything else is
+   * exit 1 naming the first field at fault.
+   */
+  async json<S extends z.ZodType>(
+    method: string,
+    path: string,
+    schema: S,
+    options: RequestOptions = {},
+  ): Promise<z.infer<S>> {
     const res = await this.send(method, path, options);
-    if (res.status === 204) return undefined as T;
     const text = await res.text();
+    let body: unknown;
     try {
-      return JSON.parse(text) as T;
+      body = JSON.parse(text);
     } catch {
+      body = undefined;
+    }
+    const parsed = schema.safeParse(body);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
       throw new CliError(
         ExitCode.Failed,
-        `gpunet: the gateway answered ${path} with something other than JSON\n`,
+        `gpunet: the gateway's answer to ${method} ${path} is not what this CLI understands${
+          issue ? ` (${issue.path.join('.') || 'the body'}: ${issue.message})` : ''
+        }; is the gateway of another version?\n`,
       );
     }
+    return parsed.data;
   }
 
   /** Opens an event stream (`text/event-stream`), resuming after `lastEventId` when given. */

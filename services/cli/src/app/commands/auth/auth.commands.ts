@@ -2,6 +2,7 @@ import { parseCommandArgs } from '../../args';
 import { type Command, ExitCode, UsageError } from '../../command';
 import { GatewayClient } from '../../api/client';
 import { configPath, parseApiKeyValue, parseGatewayUrl, writeConfig } from '../../api/config';
+import { JobPageSchema } from '../../api/responses';
 import { printJson } from '../../api/session';
 
 export const loginCommand: Command = {
@@ -57,7 +58,9 @@ export const loginCommand: Command = {
     const apiKey = parseApiKeyValue(rawKey, from);
     const target = { gateway, apiKey };
     if (!values['no-verify'])
-      await new GatewayClient(target, io, 15_000).json('GET', '/v1/jobs', { query: { limit: 1 } });
+      await new GatewayClient(target, io, 15_000).json('GET', '/v1/jobs', JobPageSchema, {
+        query: { limit: 1 },
+      });
     const path = await writeConfig(io, target);
     const keyId = apiKey.split('_')[1];
     if (values.json) printJson(io, { gateway, keyId, config: path, verified: !values['no-verify'] });

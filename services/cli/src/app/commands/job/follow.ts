@@ -3,7 +3,8 @@ import type { GatewayClient } from '../../api/client';
 import { isCliError } from '../../api/errors';
 import { readEventStream, type SseEvent } from '../../api/sse';
 import type { CliIo } from '../../io';
-import { describeCost, type JobView, TERMINAL } from './job-view';
+import { describeCost, TERMINAL } from './job-view';
+import { JobViewSchema } from '../../api/responses';
 import { JobLiveView, renderLogChunk, toJobEvent, toLogChunk } from './live-view';
 
 export interface FollowOptions {
@@ -124,7 +125,7 @@ export const followJob = async (
     io.err(`gpunet: job ${jobId} no longer exists\n`);
     return ExitCode.NotFound;
   }
-  const job = await client.json<JobView>('GET', jobPath(jobId));
+  const job = await client.json('GET', jobPath(jobId), JobViewSchema);
   if (options.json) write('end', { status: job.status, job });
   else
     io.out(

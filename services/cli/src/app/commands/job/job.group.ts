@@ -5,7 +5,8 @@ import { money, table } from '../../api/format';
 import { formatReport, toReport } from '../spec/report';
 import { checkSpecFile } from '../spec/spec-files';
 import { followJob } from './follow';
-import { describeJob, type JobPage, type JobView } from './job-view';
+import { describeJob } from './job-view';
+import { JobPageSchema, JobStatementSchema, JobViewSchema } from '../../api/responses';
 import { readEventStream } from '../../api/sse';
 import { renderLogChunk, toLogChunk } from './live-view';
 
@@ -81,7 +82,7 @@ export const submitCommand: Command = {
     }
     const source = await io.readFile(file);
     const client = await connect(io);
-    const job = await client.json<JobView>('POST', '/v1/jobs', {
+    const job = await client.json('POST', '/v1/jobs', JobViewSchema, {
       body: source,
       contentType: /\.json$/i.test(file) ? 'application/json' : 'application/yaml',
       file,
@@ -144,7 +145,7 @@ export const lsCommand: Command = {
     }
     const limit = intOption('limit', values.limit, 1, 200);
     const client = await connect(io);
-    const page = await client.json<JobPage>('GET', '/v1/jobs', {
+    const page = await client.json('GET', '/v1/jobs', JobPageSchema, {
       query: { status: values.status, subnet: values.subnet, limit, cursor: values.cursor },
     });
     if (values.json) {
@@ -179,7 +180,7 @@ export const getCommand: Command = {
   async run(args, io) {
     const { values, positionals } = parseCommandArgs(args, { json: { type: 'boolean', default: false } });
     const id = oneJobId(positionals);
-    const job = await (await connect(io)).json<JobView>('GET', jobPath(id));
+    const job = await (await connect(io)).json('GET', jobPath(id), JobViewSchema);
     if (values.json) printJson(io, job);
     else io.out(describeJob(job));
     return ExitCode.Ok;
@@ -207,7 +208,7 @@ export const cancelCommand: Command = {
       throw new UsageError('--reason: at most 1024 characters');
     const job = await (
       await connect(io)
-    ).json<JobView>('POST', `${jobPath(id)}/cancel`, {
+    ).json('POST', `${jobPath(id)}/cancel`, JobViewSchema, {
       body: values.reason !== undefined ? { reason: values.reason } : {},
     });
     if (values.json) printJson(io, job);
@@ -290,29 +291,7 @@ export const statementCommand: Command = {
   async run(args, io) {
     const { values, positionals } = parseCommandArgs(args, { json: { type: 'boolean', default: false } });
     const id = oneJobId(positionals);
-    const s = await (
-      await connect(io)
-    ).json<{
-      jobId: string;
-      status: string;
-      asset: string | null;
-      funded: string;
-      paidToProviders: string;
-      subnetFees: string;
-      platformFees: string;
-      refunded: string;
-      pending: string;
-      escrowBalance: string;
-      legs: {
-        sequence: number;
-        code: string;
-        kind: string;
-        debitAccountId: string;
-        creditAccountId: string;
-        amount: string;
-        at: string;
-      }[];
-    }>('GET', `${jobPath(id)}/statement`);
+    const s = await (await connect(io)).json('GET', `${jobPath(id)}/statement`, JobStatementSchema);
     if (values.json) {
       printJson(io, s);
       return ExitCode.Ok;

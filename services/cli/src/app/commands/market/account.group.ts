@@ -1,20 +1,11 @@
 import { parseCommandArgs } from '../../args';
 import { type Command, type CommandGroup, ExitCode, UsageError } from '../../command';
 import { money, table } from '../../api/format';
+import { AcceptedSchema, AccountStatementSchema, BalancesSchema } from '../../api/responses';
 import { API_EXIT_CODES, connect, intOption, minorOption, printJson } from '../../api/session';
 
 const ASSET = /^[A-Z][A-Z0-9]{1,11}$/;
 const ACCOUNT = /^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,260}(#[0-9a-f]{2})?$/;
-
-interface Balance {
-  readonly accountId: string;
-  readonly asset: string;
-  readonly purpose: string;
-  readonly balance: string;
-  readonly available: string;
-  readonly creditsPending: string;
-  readonly debitsPending: string;
-}
 
 const help = (usage: string, text: string[], options: string[]) =>
   [
@@ -48,7 +39,7 @@ const balanceCommand: Command = {
       throw new UsageError('--asset must be an asset code like NTX');
     const r = await (
       await connect(io)
-    ).json<{ accounts: Balance[] }>('GET', '/v1/accounts/balances', { query: { asset: values.asset } });
+    ).json('GET', '/v1/accounts/balances', BalancesSchema, { query: { asset: values.asset } });
     if (values.json) printJson(io, r);
     else if (r.accounts.length === 0) io.out('no accounts yet (deposit to your wallet first)\n');
     else
@@ -92,19 +83,7 @@ const statementCommand: Command = {
       throw new UsageError(`'${accountId}' is not an account id <ASSET>:<purpose>:<owner>`);
     const r = await (
       await connect(io)
-    ).json<{
-      account: Balance | null;
-      entries: {
-        sequence: number;
-        direction: string;
-        code: string;
-        kind: string;
-        amount: string;
-        jobId: string | null;
-        at: string;
-      }[];
-      nextAfterSequence: number | null;
-    }>('GET', '/v1/accounts/statement', {
+    ).json('GET', '/v1/accounts/statement', AccountStatementSchema, {
       query: {
         accountId,
         afterSequence: intOption('after', values.after, 0, Number.MAX_SAFE_INTEGER),
@@ -172,7 +151,7 @@ const withdrawCommand: Command = {
       throw new UsageError('--source must be wallet or payable');
     const a = await (
       await connect(io)
-    ).json<{ requestId: string; detail: string }>('POST', '/v1/accounts/withdrawals', {
+    ).json('POST', '/v1/accounts/withdrawals', AcceptedSchema, {
       body: {
         asset: values.asset,
         amount,

@@ -1,23 +1,8 @@
 import { parseCommandArgs } from '../../args';
 import { type CommandGroup, ExitCode, UsageError } from '../../command';
 import { money, table } from '../../api/format';
+import { ProviderListSchema } from '../../api/responses';
 import { API_EXIT_CODES, connect, intOption, printJson } from '../../api/session';
-
-interface ProviderList {
-  readonly items: readonly {
-    readonly providerId: string;
-    readonly name: string;
-    readonly simulated: boolean;
-    readonly subnets: readonly string[];
-    readonly asset: string;
-    readonly gpus: readonly {
-      readonly model: string;
-      readonly vramBytes: number;
-      readonly priceFloorMinor: string | null;
-    }[];
-  }[];
-  readonly nextCursor: string | null;
-}
 
 const SIZE = /^([0-9]+(?:\.[0-9]+)?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)?$/;
 const UNITS: Readonly<Record<string, number>> = {
@@ -82,7 +67,7 @@ export const providersCommands: CommandGroup = {
           throw new UsageError('--vendor must be nvidia or amd');
         const page = await (
           await connect(io)
-        ).json<ProviderList>('GET', '/v1/providers', {
+        ).json('GET', '/v1/providers', ProviderListSchema, {
           query: {
             vendor: values.vendor,
             model: values.model,

@@ -4,6 +4,7 @@ import { type Command, type CommandGroup, ExitCode, UsageError } from '../../com
 import { money, table } from '../../api/format';
 import { API_EXIT_CODES, connect, minorOption, printJson } from '../../api/session';
 import type { CliIo } from '../../io';
+import { AcceptedSchema, SubnetSchema } from '../../api/responses';
 
 const SUBNET_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const ASSET = /^[A-Z][A-Z0-9]{1,11}$/;
@@ -14,13 +15,6 @@ const oneSubnetId = (positionals: readonly string[]): string => {
   if (!SUBNET_ID.test(id)) throw new UsageError(`'${id}' is not a subnet id (1–128 of A–Z a–z 0–9 _ -)`);
   return id;
 };
-
-interface Accepted {
-  readonly requestId: string;
-  readonly type: string;
-  readonly status: string;
-  readonly detail: string;
-}
 
 const help = (usage: string, text: string[], options: string[]) =>
   [
@@ -52,7 +46,7 @@ const readParameters = async (io: CliIo, file: string): Promise<unknown> => {
   }
 };
 
-const accepted = (io: CliIo, json: boolean, a: Accepted): ExitCode => {
+const accepted = (io: CliIo, json: boolean, a: { requestId: string; detail: string }): ExitCode => {
   if (json) printJson(io, a);
   else io.out(`${a.detail} (request ${a.requestId}; settlement decides: check with \`gpunet subnet get\`)\n`);
   return ExitCode.Ok;
@@ -90,7 +84,7 @@ const createCommand: Command = {
     const parameters = await readParameters(io, values.parameters);
     const a = await (
       await connect(io)
-    ).json<Accepted>('POST', '/v1/subnets', {
+    ).json('POST', '/v1/subnets', AcceptedSchema, {
       body: { subnetId, asset: values.asset, stake, parameters },
       file: values.parameters,
       ...(values['idempotency-key'] !== undefined ? { idempotencyKey: values['idempotency-key'] } : {}),
@@ -117,32 +111,13 @@ const joinCommand: Command = {
     const stake = minorOption('stake', values.stake);
     const a = await (
       await connect(io)
-    ).json<Accepted>('POST', `/v1/subnets/${subnetId}/join`, {
+    ).json('POST', `/v1/subnets/${subnetId}/join`, AcceptedSchema, {
       body: { stake },
       ...(values['idempotency-key'] !== undefined ? { idempotencyKey: values['idempotency-key'] } : {}),
     });
     return accepted(io, values.json, a);
   },
 };
-
-interface SubnetEconomics {
-  readonly subnetId: string;
-  readonly exists: boolean;
-  readonly ownerId: string | null;
-  readonly asset: string | null;
-  readonly version: number;
-  readonly ownerStake: string;
-  readonly treasury: string;
-  readonly providers: readonly {
-    readonly providerId?: string;
-    readonly stake?: string;
-    readonly status?: string;
-  }[];
-  readonly totalProviderStake: string;
-  readonly jobsSettled: number;
-  readonly paidToProviders: string;
-  readonly subnetFees: string;
-}
 
 const getCommand: Command = {
   name: 'get',
@@ -151,7 +126,7 @@ const getCommand: Command = {
   async run(args, io) {
     const { values, positionals } = parseCommandArgs(args, { json: { type: 'boolean', default: false } });
     const subnetId = oneSubnetId(positionals);
-    const s = await (await connect(io)).json<SubnetEconomics>('GET', `/v1/subnets/${subnetId}`);
+    const s = await (await connect(io)).json('GET', `/v1/subnets/${subnetId}`, SubnetSchema);
     if (values.json) {
       printJson(io, s);
       return ExitCode.Ok;
