@@ -44,7 +44,7 @@ export class ExecutionJobs1764480000000 implements MigrationInterface {
     await runner.query(`
       CREATE TABLE "${s}".providers (
         provider_id text    PRIMARY KEY,
-        sequence    integer NOT NULL,
+        sequence    bigint  NOT NULL,
         address     text,
         interface   text,
         gpu_models  jsonb   NOT NULL

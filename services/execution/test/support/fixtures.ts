@@ -96,7 +96,8 @@ export const providerRegistered = (
   gpuUuids: readonly string[],
 ): PayloadOf<typeof ProviderRegistered> => ({
   providerId: id,
-  sequence: 1,
+  // Edges number their reports from the wall clock in ms (beyond a 32-bit integer).
+  sequence: 1_795_994_159_550,
   publicKey: id,
   name: 'edge',
   agentVersion: '0.1.0',
