@@ -16,3 +16,4 @@ export {
   type ServiceProcessOptions,
   ServiceStartError,
 } from './service-process';
+export { type DevEconomy, devSubnetParameters, openDevEconomy } from './economy';

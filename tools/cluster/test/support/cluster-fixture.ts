@@ -1,16 +1,9 @@
 import { type Envelope, JobSubmitted, prefixSubject } from '@gpunet/contracts';
 import type { NormalizedSpec } from '@gpunet/ensemble-spec';
-import { EventCollector, type NatsTestContext, useNats, waitFor } from '@gpunet/testing';
+import { EventCollector, type NatsTestContext, useNats } from '@gpunet/testing';
 import { jetstream } from '@nats-io/jetstream';
 import { Client } from 'pg';
-import {
-  type ControlPlaneService,
-  DevCluster,
-  depositOnSimulatedChain,
-  publishAs,
-  requestSubnet,
-  requestSubnetJoin,
-} from '../../src';
+import { type ControlPlaneService, DevCluster, openDevEconomy, publishAs } from '../../src';
 
 export const DATABASE_URL = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const NATS_URL = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
@@ -81,51 +74,20 @@ export const startCluster = async (
 };
 
 /** A tenant with money, a subnet owned by someone, and the given providers in it (staked). */
-export const openEconomy = async (
+export const openEconomy = (
   c: ClusterUnderTest,
   tenantId: string,
   providerIds: readonly string[],
-): Promise<void> => {
-  const { nc, prefix } = c.nats;
-  const js = jetstream(nc);
-  await depositOnSimulatedChain(nc, prefix, tenantId, ASSET, 1_000_000_000n);
-  await depositOnSimulatedChain(nc, prefix, 'subnet-owner', ASSET, 2_000_000_000n);
-  await requestSubnet(js, prefix, {
+): Promise<void> =>
+  openDevEconomy(c.nats.nc, c.nats.prefix, {
     subnetId: SUBNET,
-    ownerId: 'subnet-owner',
     asset: ASSET,
-    stake: 1_000_000_000n,
-    parameters: {
-      gpuClasses: [GPU_CLASS],
-      pricing: { mode: 'fixed', pricePerGpuHour: { [GPU_CLASS]: PRICE_PER_GPU_HOUR.toString() } },
-      billingIncrementSeconds: 1,
-      minimumChargeSeconds: 0,
-      subnetFeeBps: 500,
-      providerMinStake: '1000',
-      slashing: {},
-      unbondingSeconds: 60,
-      membership: { mode: 'open' },
-    },
+    gpuClass: GPU_CLASS,
+    pricePerGpuHour: PRICE_PER_GPU_HOUR,
+    tenantId,
+    tenantDeposit: 1_000_000_000n,
+    providerIds,
   });
-  const subnet = await c.events.waitFor(
-    (e) => e.type === 'subnet.created' || e.type === 'subnet.request-rejected',
-    { timeoutMs: 30_000 },
-  );
-  if (subnet.type !== 'subnet.created') throw new Error(`subnet not created: ${JSON.stringify(subnet.data)}`);
-  for (const providerId of providerIds) {
-    await depositOnSimulatedChain(nc, prefix, providerId, ASSET, 10_000n);
-    await requestSubnetJoin(js, prefix, { subnetId: SUBNET, providerId, stake: 1_000n });
-  }
-  await waitFor(
-    () =>
-      providerIds.every((p) =>
-        c.events.items.some(
-          (e) => e.type === 'subnet.provider-joined' && (e.data as { providerId: string }).providerId === p,
-        ),
-      ),
-    { timeoutMs: 30_000, description: 'every provider joined the subnet' },
-  );
-};
 
 /** Submits a job as the gateway does: `job.submitted` v2 with the normalized spec and its terms. */
 export const submitJob = (

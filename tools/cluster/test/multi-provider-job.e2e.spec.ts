@@ -1,0 +1,155 @@
+import { type PayloadOf, type JobCompleted, type JobPlaced, type RankLogChunk } from '@gpunet/contracts';
+import { parseEnsembleSpec } from '@gpunet/ensemble-spec';
+import { type Netns, requireTestbed, Testbed } from '@gpunet/netns-testbed';
+import { waitFor } from '@gpunet/testing';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NamespaceBridge, type SimulatedEdge, startSimulatedEdge } from '../src';
+import {
+  type ClusterUnderTest,
+  openEconomy,
+  rtxHost,
+  startCluster,
+  submitJob,
+  SUBNET,
+} from './support/cluster-fixture';
+
+const ROOT = join(import.meta.dirname, '..', '..', '..');
+const SPEC = 'docs/examples/15-multi-provider-ddp.yaml';
+
+/*
+ * F6's end-to-end job: two simulated providers, each edge in its own network namespace with its own
+ * address (routed directly on a test bridge), the control plane as separate processes on the host.
+ * The 4-rank DDP example is submitted the way the gateway submits it → funded → placed across both
+ * providers → every rank rendezvouses → trains → the loss falls → all exit 0 → `job.completed` with
+ * usage per provider → settled.
+ */
+const ok = await requireTestbed('multi-provider job (F6 end to end)');
+
+describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, processes)', () => {
+  let c: ClusterUnderTest;
+  let tb: Testbed;
+  let bridge: NamespaceBridge;
+  const edges: SimulatedEdge[] = [];
+
+  beforeAll(async () => {
+    c = await startCluster('f6e2e', ['settlement', 'discovery', 'scheduler', 'execution'], {
+      execution: { EXECUTION_USAGE_PERIOD: '2s', EXECUTION_START_BARRIER: '2m', EXECUTION_TICK: '500ms' },
+    });
+    tb = await Testbed.create('f6e2e');
+    const core = await tb.namespace('core');
+    await tb.bridge(core, 'br0');
+    bridge = await NamespaceBridge.open(`f6e2e-${process.pid}`, { host: '127.0.0.1', port: 4222 });
+    const hosts: Netns[] = [];
+    for (const [i, name] of ['alpha', 'beta'].entries()) {
+      const ns = await tb.namespace(name);
+      await tb.link(core, `v${i}`, ns, 'eth0');
+      await tb.attach(core, `v${i}`, 'br0');
+      await ns.addAddress('eth0', `10.79.0.${10 + i}/24`);
+      await ns.up('eth0');
+      await bridge.into(ns, 4222);
+      hosts.push(ns);
+    }
+    for (const [i, name] of ['alpha', 'beta'].entries())
+      edges.push(
+        await startSimulatedEdge({
+          name,
+          inventory: rtxHost(name),
+          subnets: [SUBNET],
+          natsUrl: 'nats://127.0.0.1:4222',
+          prefix: c.nats.prefix,
+          netns: hosts[i]!,
+          extraArgs: ['--job-files', ROOT],
+        }),
+      );
+    await openEconomy(
+      c,
+      'tenant-e2e',
+      edges.map((e) => e.edgeId),
+    );
+    await waitFor(
+      () =>
+        edges.every((e) =>
+          c.events.items.some(
+            (x) => x.type === 'provider.online' && (x.data as { providerId: string }).providerId === e.edgeId,
+          ),
+        ),
+      { timeoutMs: 60_000, description: 'both providers online' },
+    );
+  }, 300_000);
+
+  afterAll(async () => {
+    for (const e of edges) await e.remove().catch(() => undefined);
+    await bridge?.close();
+    await tb?.destroy();
+    await c?.close();
+  }, 120_000);
+
+  const explain = (jobId: string): string =>
+    [
+      JSON.stringify(
+        c.events.items
+          .filter(
+            (e) => (e.data as { jobId?: string }).jobId === jobId && !e.type.startsWith('edge.rank-log'),
+          )
+          .map((e) => [e.type, e.data]),
+      ).slice(0, 6000),
+      ...[c.cluster.service('execution'), c.cluster.service('scheduler'), ...edges.map((e) => e.process)].map(
+        (p) => `--- ${p.name}\n${p.output.split('\n').slice(-20).join('\n')}`,
+      ),
+    ].join('\n');
+
+  it('trains 4 DDP ranks across both providers; the loss falls; usage per provider; settled', async () => {
+    const parsed = parseEnsembleSpec(readFileSync(join(ROOT, SPEC), 'utf8'));
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+    const jobId = 'job-e2e-ddp';
+    await submitJob(c, { jobId, tenantId: 'tenant-e2e', spec: parsed.spec, gpus: 4 });
+
+    const end = await c.events
+      .waitFor(
+        (e) =>
+          (e.type === 'job.completed' || e.type === 'job.failed' || e.type === 'job.unschedulable') &&
+          (e.data as { jobId: string }).jobId === jobId,
+        { timeoutMs: 240_000 },
+      )
+      .catch((error: unknown) => {
+        throw new Error(`the job did not end:\n${explain(jobId)}`, { cause: error });
+      });
+    expect(end.type, explain(jobId)).toBe('job.completed');
+
+    // Placed across both providers, two ranks each.
+    const placed = c.events.items.find((e) => e.type === 'job.placed')!.data as PayloadOf<typeof JobPlaced>;
+    const nodes = placed.allocations.flatMap((a) => a.nodes);
+    expect(nodes.map((n) => n.providerId).sort()).toEqual(edges.map((e) => e.edgeId).sort());
+
+    // Every rank trained: one JSON line per step, and its "done" line says the loss fell.
+    const lines = c.events.items
+      .filter((e) => e.type === 'edge.rank-log')
+      .map((e) => e.data as PayloadOf<typeof RankLogChunk>)
+      .filter((chunk) => chunk.jobId === jobId && chunk.stream === 'stdout')
+      .flatMap((chunk) => chunk.lines)
+      .flatMap((line) => {
+        try {
+          return [JSON.parse(line) as Record<string, unknown>];
+        } catch {
+          return [];
+        }
+      });
+    const done = lines.filter((l) => l['event'] === 'done');
+    expect(done.map((d) => d['rank']).sort(), explain(jobId)).toEqual([0, 1, 2, 3]);
+    expect(done.every((d) => d['loss_fell'] === true && d['world_size'] === 4)).toBe(true);
+
+    // Usage per provider: both metered, each for its 2 GPUs.
+    const completed = end.data as PayloadOf<typeof JobCompleted>;
+    expect(completed.usage.map((u) => u.providerId).sort()).toEqual(edges.map((e) => e.edgeId).sort());
+    expect(completed.usage.every((u) => u.gpus === 2 && u.gpuSeconds > 0)).toBe(true);
+
+    // And settlement paid for it.
+    const settled = await c.events.waitFor(
+      (e) => e.type === 'job.settled' && (e.data as { jobId: string }).jobId === jobId,
+      { timeoutMs: 60_000 },
+    );
+    expect(settled.data).toMatchObject({ outcome: 'completed' });
+  }, 360_000);
+});
