@@ -34,6 +34,7 @@ import {
   runTorchBenchmark,
   simulatedProfile,
 } from '@gpunet/edge-bench';
+import { type EdgeAttachSettings, EdgeOverlayAgent } from '@gpunet/overlay';
 import type { Msg, Subscription } from '@nats-io/nats-core';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
@@ -86,6 +87,22 @@ export interface EdgeAgentOptions {
   readonly benchmarks?: EdgeBenchmarkOptions;
   /** The rank agent (F6): answers `cmd.edge.{edgeId}.start-rank.v1` / `…stop-ranks.v1`. Default enabled. */
   readonly ranks?: EdgeRankOptions;
+  /**
+   * The job overlay agent (F7): answers `cmd.edge.{edgeId}.attach-overlay.v1` / `…connect-overlay-peers.v1`
+   * / `…detach-overlay.v1` and runs a job's ranks in the job's rank namespace. Default disabled (it
+   * needs root and WireGuard); `provider-edge start --overlay` decides.
+   */
+  readonly overlay?: EdgeOverlayOptions;
+}
+
+export interface EdgeOverlayOptions {
+  readonly enabled: boolean;
+  /** Start of the rank namespaces' names (default `gpunet`); several edges on one machine need distinct ones. */
+  readonly netnsPrefix?: string;
+  /** Host-level attach settings (backend, STUN timeout, …). */
+  readonly attach?: EdgeAttachSettings;
+  /** Probe window of every connect, ms. Default the library's. */
+  readonly probeWindowMs?: number;
 }
 
 /** What a runtime factory knows when the edge starts. */
@@ -179,6 +196,7 @@ export class EdgeAgent {
   private link: EdgeLink | undefined;
   private benchmarkAgent: EdgeBenchmarkAgent | undefined;
   private rankAgent: RankAgent | undefined;
+  private overlayAgent: EdgeOverlayAgent | undefined;
   private connected = true;
   private subscriptions: Subscription[] = [];
   private timers: NodeJS.Timeout[] = [];
@@ -287,6 +305,8 @@ export class EdgeAgent {
       }),
     ];
     this.startBenchmarkAgent(this.link);
+    // Before the rank agent: a rank start naming the job's overlay finds its namespace here.
+    await this.startOverlayAgent(this.link);
     await this.startRankAgent(this.link, rankRuntimes);
     await this.link.nc.flush();
     await this.register();
@@ -322,6 +342,10 @@ export class EdgeAgent {
     await this.benchmarkAgent?.stop();
     // A graceful stop ends the ranks (reason `shutdown`) and queues their exits before the flush.
     await this.rankAgent?.stop();
+    // With the ranks gone: every job's interface, relay connection and rank namespace is removed.
+    await this.overlayAgent
+      ?.stop()
+      .catch((error: unknown) => this.log('error', 'overlay agent stop failed', { error: String(error) }));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       Promise.all([this.flushed(), this.rankAgent?.drained()]),
@@ -511,6 +535,27 @@ export class EdgeAgent {
     this.kick();
   }
 
+  /** The overlay agent, when mounted (tests, metrics). */
+  get overlays(): EdgeOverlayAgent | undefined {
+    return this.overlayAgent;
+  }
+
+  /** Mounts the job overlay agent (F7) on the edge's connection, when enabled. */
+  private async startOverlayAgent(link: EdgeLink): Promise<void> {
+    const options = this.options.overlay;
+    if (!options?.enabled) return;
+    this.overlayAgent = new EdgeOverlayAgent({
+      nc: link.nc,
+      edgeId: this.edgeId,
+      prefix: this.prefix,
+      ...(options.netnsPrefix === undefined ? {} : { netnsPrefix: options.netnsPrefix }),
+      ...(options.attach ? { attach: options.attach } : {}),
+      ...(options.probeWindowMs === undefined ? {} : { connect: { windowMs: options.probeWindowMs } }),
+      log: (level, message, fields) => this.log(level, message, fields),
+    });
+    await this.overlayAgent.start();
+  }
+
   /** Mounts the benchmark agent (F4) on the edge's connection; its reports go through `report()`. */
   private startBenchmarkAgent(link: EdgeLink): void {
     const options = this.options.benchmarks ?? {};
@@ -659,7 +704,11 @@ export class EdgeAgent {
       publishTimeoutMs: this.options.publishTimeoutMs ?? 5_000,
       ...(options.logBatching ? { logBatching: options.logBatching } : {}),
       ...(options.stopGraceMs === undefined ? {} : { stopGraceMs: options.stopGraceMs }),
-      ...(options.netnsOf ? { netnsOf: options.netnsOf } : {}),
+      ...(options.netnsOf
+        ? { netnsOf: options.netnsOf }
+        : this.overlayAgent
+          ? { netnsOf: (jobId: string) => this.overlayAgent?.netnsFor(jobId) ?? null }
+          : {}),
       ...(options.jobFiles ? { jobFiles: options.jobFiles } : {}),
       host: {
         exclusive: (fn) => this.exclusive(fn),

@@ -1,4 +1,5 @@
 import { parseDurationMs } from '@gpunet/ensemble-spec';
+import { findExecutable } from '@gpunet/overlay';
 import { access, mkdir, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -41,7 +42,7 @@ Usage:
   provider-edge init   [--dir DIR]
   provider-edge start  [--dir DIR] [--policy FILE] [--nats URL] [--simulate INVENTORY] [--heartbeat 5s] [--rescan 60s]
                        [--runtime process|docker|none] [--rank-grace 10s] [--log-batch 100ms]
-                       [--job-files DIR]
+                       [--job-files DIR] [--overlay auto|on|off] [--overlay-netns-prefix gpunet]
   provider-edge status [--dir DIR] [--policy FILE] [--simulate INVENTORY] [--json]
 
   --dir        the edge's directory: identity (edge.nk, 0600), state.json, policy.yaml
@@ -57,6 +58,12 @@ Usage:
   --log-batch  longest a rank's output line waits before it is shipped (default 100ms)
   --job-files  development/CI providers: a directory of job code linked into every process rank's
                workspace (the process runtime has no image to bring it)
+  --overlay    job overlays (F7: a private WireGuard network per job, ranks in its namespace):
+               auto (the default) mounts the overlay agent when the edge runs as root with
+               wireguard-go on PATH and says why not otherwise; on insists; off never
+  --overlay-netns-prefix
+               start of the rank namespaces' names (default gpunet; several edges on one machine
+               need distinct ones)
   --prefix     subject namespace (tests only)
 
 SIGHUP reloads the policy file; SIGTERM/SIGINT stop the edge.
@@ -75,6 +82,8 @@ const options = {
   'rank-grace': { type: 'string' },
   'log-batch': { type: 'string' },
   'job-files': { type: 'string' },
+  overlay: { type: 'string' },
+  'overlay-netns-prefix': { type: 'string' },
   prefix: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
@@ -178,6 +187,8 @@ const start = async (
     'rank-grace'?: string;
     'log-batch'?: string;
     'job-files'?: string;
+    overlay?: string;
+    'overlay-netns-prefix'?: string;
   },
   io: EdgeCliIo,
 ): Promise<number> => {
@@ -199,8 +210,18 @@ const start = async (
   const runtime = values.runtime ?? 'process';
   if (runtime !== 'process' && runtime !== 'docker' && runtime !== 'none')
     throw new Usage(`--runtime: process, docker or none, not ${runtime.slice(0, 32)}`);
+  const overlayMode = values.overlay ?? 'auto';
+  if (overlayMode !== 'auto' && overlayMode !== 'on' && overlayMode !== 'off')
+    throw new Usage(`--overlay: auto, on or off, not ${overlayMode.slice(0, 32)}`);
+  const netnsPrefix = values['overlay-netns-prefix'];
+  if (netnsPrefix !== undefined && !/^[A-Za-z0-9_.-]{1,40}$/.test(netnsPrefix))
+    throw new Usage('--overlay-netns-prefix: 1-40 characters of A-Z a-z 0-9 _ . -');
   const identity = await loadIdentity(dir);
   const log = jsonLogger(io.out, { edgeId: identity.edgeId });
+  const overlay = await decideOverlay(overlayMode, io);
+  if (overlay.enabled) log('info', 'job overlays enabled', { reason: overlay.reason });
+  else
+    log('warn', 'job overlays disabled: jobs on an overlay network are refused', { reason: overlay.reason });
   const agent = new EdgeAgent({
     identity,
     store: StateStore.in(dir),
@@ -231,6 +252,10 @@ const start = async (
             logBatching: { maxDelayMs: logDelayMs },
             ...(jobFiles === undefined ? {} : { jobFiles }),
           },
+    overlay: {
+      enabled: overlay.enabled,
+      ...(netnsPrefix === undefined ? {} : { netnsPrefix }),
+    },
   });
   await agent.start();
   io.onReload(() => {
@@ -246,6 +271,24 @@ const start = async (
   log('info', 'stopping');
   await agent.stop();
   return ExitCode.Ok;
+};
+
+/**
+ * Whether to mount the overlay agent: `auto` does when the edge could attach an overlay at all
+ * (root for the namespaces and interfaces, wireguard-go for the interface); `on` insists (attach
+ * answers `failed` with the reason when it cannot), `off` never.
+ */
+export const decideOverlay = async (
+  mode: 'auto' | 'on' | 'off',
+  io: Pick<EdgeCliIo, 'env'>,
+  uid: number = process.getuid?.() ?? -1,
+): Promise<{ enabled: boolean; reason: string }> => {
+  if (mode === 'off') return { enabled: false, reason: '--overlay off' };
+  if (mode === 'on') return { enabled: true, reason: '--overlay on' };
+  if (uid !== 0) return { enabled: false, reason: 'not running as root (overlays need CAP_NET_ADMIN)' };
+  const wg = await findExecutable('wireguard-go', io.env['PATH'] ?? '');
+  if (wg === null) return { enabled: false, reason: 'wireguard-go is not on PATH' };
+  return { enabled: true, reason: `root with ${wg}` };
 };
 
 const status = async (
