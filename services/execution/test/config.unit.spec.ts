@@ -16,6 +16,7 @@ describe('execution configuration', () => {
       tickMs: 1_000,
       edgeTimeoutMs: 5_000,
       stopGraceMs: 10_000,
+      network: { kind: 'host' },
     });
   });
 

@@ -153,6 +153,7 @@ describe('execution (NATS + Postgres)', () => {
           tickMs: 1_000,
           edgeTimeoutMs: 1_000,
           stopGraceMs: 1_000,
+          network: { kind: 'host' },
         },
         clock,
         metrics: new Registry(),

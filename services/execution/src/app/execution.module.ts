@@ -15,6 +15,8 @@ import {
   JobSubmittedV1,
   MessageDeadLettered,
   type MessageRegistry,
+  newEventId,
+  OverlayPathsReported,
   type PayloadOf,
   ProviderInventoryChanged,
   ProviderRegistered,
@@ -33,6 +35,7 @@ import {
   OutboxRelay,
   PostgresEventStore,
 } from '@gpunet/eventing';
+import { JobOverlayCoordinator, natsEdgeOverlayTransport } from '@gpunet/overlay';
 import type { Registry } from '@gpunet/telemetry';
 import { nkeyAuthenticator } from '@nats-io/nats-core';
 import { type DynamicModule, Module } from '@nestjs/common';
@@ -44,7 +47,47 @@ import type { EdgeCommands } from './edge-commands.port';
 import type { ExecutionConfig } from './execution.config';
 import { executionMetrics } from './execution.metrics';
 import { type ExecutionClock, JobProcessManager } from './job-process.manager';
+import { OverlayRankNetwork } from './overlay-rank-network';
 import { HostRankNetwork, type ProviderDirectory, type RankNetwork } from './rank-network.port';
+
+/**
+ * The network of `EXECUTION_NETWORK`: the hosts' own (`HostRankNetwork`), or a job overlay per job
+ * (`OverlayRankNetwork`: the coordinator commands the edges over NATS; the job's path report is
+ * published on EXECUTION through the outbox, as the job's other events are).
+ */
+const defaultNetwork = (
+  config: ExecutionConfig,
+  nats: NatsHandle,
+  store: PostgresEventStore,
+  directory: ProviderDirectory,
+): RankNetwork => {
+  const network = config.network;
+  if (network.kind === 'host') return new HostRankNetwork(directory);
+  return new OverlayRankNetwork({
+    coordinator: new JobOverlayCoordinator({
+      transport: natsEdgeOverlayTransport(nats.nc, { prefix: config.prefix }),
+    }),
+    relays: network.relays,
+    signingKey: network.signingKey,
+    publishReport: async (report) => {
+      await store.append(
+        `overlay-${report.jobId}`,
+        [
+          {
+            eventId: newEventId(),
+            type: OverlayPathsReported.type,
+            version: OverlayPathsReported.version,
+            data: report,
+            occurredAt: new Date().toISOString(),
+            correlationId: report.jobId,
+            causationId: null,
+          },
+        ],
+        { expectedVersion: 'any' },
+      );
+    },
+  });
+};
 
 /** Injection token of the running execution service. */
 export const EXECUTION_RUNTIME = Symbol('gpunet.execution.runtime');
@@ -71,6 +114,7 @@ export const executionRegistry = (): MessageRegistry =>
       JobPlaced,
       ProviderRegistered,
       ProviderInventoryChanged,
+      OverlayPathsReported,
     ],
     catalogUpcasters,
   );
@@ -154,7 +198,7 @@ export class ExecutionRuntime {
       clock,
       policy: config.policy,
       edges: options.edges ? options.edges(defaultEdges) : defaultEdges,
-      network: options.network ? options.network(directory) : new HostRankNetwork(directory),
+      network: options.network ? options.network(directory) : defaultNetwork(config, nats, store, directory),
       directory,
       metrics,
       tickMs: config.tickMs,
