@@ -20,6 +20,13 @@ export interface SimulatedEdgeOptions {
   readonly prefix: string;
   /** Run the edge inside this namespace (its own address and network). */
   readonly netns?: Netns;
+  /** How to enter `netns` (see `ServiceProcessOptions.enter`); an edge with job overlays needs `nsenter`. */
+  readonly enter?: 'netns-exec' | 'nsenter';
+  /**
+   * Job overlays: `off`, or on with the start of its rank namespaces' names (edges sharing a
+   * machine need distinct ones). Default: the edge's own default (`auto`).
+   */
+  readonly overlay?: 'off' | { readonly netnsPrefix: string };
   /** Heartbeat period. Default `1s`. */
   readonly heartbeat?: string;
   /** The edge's nkey seed (`SU…`); default a new one. */
@@ -77,10 +84,16 @@ export const startSimulatedEdge = async (options: SimulatedEdgeOptions): Promise
       options.heartbeat ?? '1s',
       '--rescan',
       '0s',
+      ...(options.overlay === undefined
+        ? []
+        : options.overlay === 'off'
+          ? ['--overlay', 'off']
+          : ['--overlay', 'on', '--overlay-netns-prefix', options.overlay.netnsPrefix]),
       ...(options.extraArgs ?? []),
     ],
     ready: /"msg":"edge started"/,
     ...(options.netns ? { netns: options.netns } : {}),
+    ...(options.enter ? { enter: options.enter } : {}),
   });
   try {
     await process.start();

@@ -12,6 +12,8 @@ export const CONTROL_PLANE_SERVICES = [
 ] as const;
 export type ControlPlaneService = (typeof CONTROL_PLANE_SERVICES)[number];
 
+const NSENTER = '/usr/bin/nsenter';
+
 /** A service did not come up: it exited, or said nothing like "started" in time. */
 export class ServiceStartError extends Error {
   override readonly name = 'ServiceStartError';
@@ -30,6 +32,13 @@ export interface ServiceProcessOptions {
   readonly startTimeoutMs?: number;
   /** Run inside this network namespace. */
   readonly netns?: Netns;
+  /**
+   * How to enter `netns`: `ip netns exec` (default; it also gives the process a private mount
+   * namespace) or `nsenter --net` (the network namespace only): a process that creates named
+   * namespaces itself (an edge with job overlays: `ip netns add`) must use `nsenter`, or the bind
+   * mounts under /run/netns it makes stay invisible to the rest of the machine.
+   */
+  readonly enter?: 'netns-exec' | 'nsenter';
 }
 
 /**
@@ -68,9 +77,15 @@ export class ServiceProcess {
     const argv = tsxArgv(main, args);
     const label = `${name}#${this.generation}`;
     const environment = tsxEnv(env);
-    this.proc = netns
-      ? netns.spawn(label, argv, { env: environment, cwd: REPO_ROOT })
-      : new TestProcess(label, argv, { env: environment, cwd: REPO_ROOT });
+    this.proc =
+      netns === undefined
+        ? new TestProcess(label, argv, { env: environment, cwd: REPO_ROOT })
+        : this.options.enter === 'nsenter'
+          ? new TestProcess(label, [NSENTER, `--net=/run/netns/${netns.name}`, ...argv], {
+              env: environment,
+              cwd: REPO_ROOT,
+            })
+          : netns.spawn(label, argv, { env: environment, cwd: REPO_ROOT });
     const ready = this.options.ready ?? new RegExp(`"msg":"${name} started"`);
     try {
       await this.proc.waitForOutput(ready, { timeoutMs: this.options.startTimeoutMs ?? 90_000 });
