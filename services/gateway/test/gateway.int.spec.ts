@@ -479,6 +479,19 @@ describe('gateway over HTTP (NATS + Postgres)', () => {
     expect(text).toContain('step 1 loss 2.3');
     expect(text).toContain('step 2 loss 2.1');
     expect(text).toContain('event: end');
+
+    // Resuming (Last-Event-ID = the first chunk's JOB_LOGS sequence) sends the rest only.
+    const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => m[1]!);
+    expect(ids).toHaveLength(2);
+    const resumed = await (
+      await call(`/v1/jobs/${job.jobId}/logs`, { headers: { 'last-event-id': ids[0]! } })
+    ).text();
+    expect(resumed).not.toContain('step 1 loss 2.3');
+    expect(resumed).toContain(`id: ${ids[1]}\n`);
+    expect(resumed).toContain('event: end');
+    const caughtUp = await (await call(`/v1/jobs/${job.jobId}/logs?after=${ids[1]}`)).text();
+    expect(caughtUp).not.toContain('event: log');
+    expect(caughtUp).toContain('event: end');
   });
 
   it('creates, lists and revokes API keys (secrets never listed); lists jobs page by page', async () => {

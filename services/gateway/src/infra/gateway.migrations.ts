@@ -73,4 +73,40 @@ export class GatewayTables1764480000000 implements MigrationInterface {
   }
 }
 
-export const gatewayMigrations = [GatewayTables1764480000000];
+/**
+ * A per-job event sequence, assigned while the job's row is locked (`jobs.last_seq`), so that a
+ * job's events commit in the order of their numbers: the SSE cursor `job_seq > last` can never pass
+ * an event that commits later. The global `seq` (one bigserial taken by three concurrent consumers)
+ * promises no such thing across transactions. Existing rows are numbered in `seq` order.
+ */
+export class JobEventSequence1764998400000 implements MigrationInterface {
+  readonly name = 'JobEventSequence1764998400000';
+
+  async up(runner: QueryRunner): Promise<void> {
+    const s = schemaOf(runner);
+    await runner.query(`ALTER TABLE "${s}".jobs ADD COLUMN last_seq bigint NOT NULL DEFAULT 0`);
+    await runner.query(`ALTER TABLE "${s}".job_events ADD COLUMN job_seq bigint NULL`);
+    await runner.query(`
+      UPDATE "${s}".job_events e SET job_seq = n.rn
+      FROM (SELECT seq, row_number() OVER (PARTITION BY job_id ORDER BY seq) AS rn
+            FROM "${s}".job_events) n
+      WHERE e.seq = n.seq`);
+    await runner.query(`
+      UPDATE "${s}".jobs j SET last_seq = m.last
+      FROM (SELECT job_id, max(job_seq) AS last FROM "${s}".job_events GROUP BY job_id) m
+      WHERE j.job_id = m.job_id`);
+    await runner.query(`ALTER TABLE "${s}".job_events ALTER COLUMN job_seq SET NOT NULL`);
+    await runner.query(`DROP INDEX "${s}".job_events_job`);
+    await runner.query(`CREATE UNIQUE INDEX job_events_job_seq ON "${s}".job_events (job_id, job_seq)`);
+  }
+
+  async down(runner: QueryRunner): Promise<void> {
+    const s = schemaOf(runner);
+    await runner.query(`DROP INDEX "${s}".job_events_job_seq`);
+    await runner.query(`CREATE INDEX job_events_job ON "${s}".job_events (job_id, seq)`);
+    await runner.query(`ALTER TABLE "${s}".job_events DROP COLUMN job_seq`);
+    await runner.query(`ALTER TABLE "${s}".jobs DROP COLUMN last_seq`);
+  }
+}
+
+export const gatewayMigrations = [GatewayTables1764480000000, JobEventSequence1764998400000];

@@ -73,12 +73,29 @@ export class JobsProjection {
     );
   }
 
+  /**
+   * Adds the event to its job's history under the job's next `job_seq`. The UPDATE of
+   * `jobs.last_seq` locks the job's row until the transaction ends, so of two transactions writing
+   * the same job the second waits, numbers after the first and commits after it: per job, number
+   * order is commit order, and a reader that has seen `job_seq` n has seen every event below n.
+   * A duplicate (redelivery) is recognised first and takes no number.
+   */
   private async record(tx: Tx, envelope: Envelope): Promise<boolean> {
     const jobId = (envelope.data as { jobId: string }).jobId;
+    const seen = await tx.query(`SELECT 1 FROM "${tx.schema}".job_events WHERE event_id = $1`, [
+      envelope.eventId,
+    ]);
+    if (seen.length > 0) return false;
+    const next = await tx.query<{ last_seq: string }>(
+      `UPDATE "${tx.schema}".jobs SET last_seq = last_seq + 1 WHERE job_id = $1 RETURNING last_seq`,
+      [jobId],
+    );
+    const jobSeq = next[0]?.last_seq;
+    if (jobSeq === undefined) return false;
     const n = await tx.execute(
-      `INSERT INTO "${tx.schema}".job_events (job_id, event_id, type, occurred_at, data)
-       VALUES ($1, $2, $3, $4, $5) ON CONFLICT (event_id) DO NOTHING`,
-      [jobId, envelope.eventId, envelope.type, envelope.occurredAt, JSON.stringify(envelope.data)],
+      `INSERT INTO "${tx.schema}".job_events (job_id, job_seq, event_id, type, occurred_at, data)
+       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (event_id) DO NOTHING`,
+      [jobId, jobSeq, envelope.eventId, envelope.type, envelope.occurredAt, JSON.stringify(envelope.data)],
     );
     return n > 0;
   }
@@ -139,11 +156,14 @@ export class JobsProjection {
     };
   }
 
-  /** The job's history after `afterSeq`, oldest first (at most `limit`). */
+  /**
+   * The job's history after its `afterSeq`-th event, oldest first (at most `limit`). The cursor is
+   * the per-job `job_seq` (see `record`), never the table's global `seq`.
+   */
   async history(jobId: string, afterSeq: number, limit = 500): Promise<JobHistoryEntry[]> {
     const rows = await this.db.query<HistoryRow>(
-      `SELECT seq, event_id, type, occurred_at, data FROM "${this.s}".job_events
-       WHERE job_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+      `SELECT job_seq AS seq, event_id, type, occurred_at, data FROM "${this.s}".job_events
+       WHERE job_id = $1 AND job_seq > $2 ORDER BY job_seq LIMIT $3`,
       [jobId, afterSeq, limit],
     );
     return rows.map(toEntry);

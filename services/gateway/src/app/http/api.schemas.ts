@@ -176,6 +176,10 @@ export const LogsQuery = z.strictObject({
   follow: BooleanFlag.optional(),
   rank: z.coerce.number().int().min(0).max(65_535).optional(),
   stream: z.enum(['stdout', 'stderr']).optional(),
+  after: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional().meta({
+    description:
+      'Resume after this log chunk (the SSE `id`, its JOB_LOGS sequence); also the Last-Event-ID header.',
+  }),
 });
 
 export const EventsQuery = z.strictObject({
@@ -185,7 +189,10 @@ export const EventsQuery = z.strictObject({
     .min(0)
     .max(Number.MAX_SAFE_INTEGER)
     .optional()
-    .meta({ description: 'Resume after this event sequence (the SSE `id`); also the Last-Event-ID header.' }),
+    .meta({
+      description:
+        "Resume after this event (the SSE `id`, the job's own event number); also the Last-Event-ID header.",
+    }),
 });
 
 export const JobStatementSchema = z

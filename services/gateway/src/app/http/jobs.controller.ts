@@ -11,6 +11,12 @@ import { parseInput, parseJsonBody } from './validate';
 
 const rawBodyOf = (request: FastifyRequest): string => (typeof request.body === 'string' ? request.body : '');
 
+/** A reconnecting EventSource's `Last-Event-ID` (the last `id` it saw); anything else is ignored. */
+const lastEventIdOf = (request: FastifyRequest): number | undefined => {
+  const value = request.headers['last-event-id'];
+  return typeof value === 'string' && /^[0-9]{1,15}$/.test(value) ? Number(value) : undefined;
+};
+
 @Controller('v1/jobs')
 export class JobsController {
   constructor(
@@ -87,11 +93,15 @@ export class JobsController {
     const principal = requireScope(request, 'read');
     const { jobId } = parseInput(S.JobIdParams, request.params, 'path');
     const query = parseInput(S.EventsQuery, request.query, 'query');
-    const lastEventId = request.headers['last-event-id'];
-    const resume =
-      typeof lastEventId === 'string' && /^[0-9]{1,15}$/.test(lastEventId) ? Number(lastEventId) : undefined;
     await this.jobs.get(principal, jobId);
-    streamJobEvents(this.runtime, this.streams, request, reply, jobId, query.after ?? resume ?? 0);
+    streamJobEvents(
+      this.runtime,
+      this.streams,
+      request,
+      reply,
+      jobId,
+      query.after ?? lastEventIdOf(request) ?? 0,
+    );
   }
 
   @Get(':jobId/logs')
@@ -100,8 +110,10 @@ export class JobsController {
     const { jobId } = parseInput(S.JobIdParams, request.params, 'path');
     const query = parseInput(S.LogsQuery, request.query, 'query');
     await this.jobs.get(principal, jobId);
+    const after = query.after ?? lastEventIdOf(request);
     await streamJobLogs(this.runtime, this.streams, request, reply, jobId, {
       follow: query.follow ?? false,
+      ...(after !== undefined ? { afterSeq: after } : {}),
       ...(query.rank !== undefined ? { rank: query.rank } : {}),
       ...(query.stream !== undefined ? { stream: query.stream } : {}),
     });

@@ -119,7 +119,8 @@ export const streamJobEvents = (
 
 /**
  * The ranks' output from JOB_LOGS through an ordered consumer on the job's subjects: what is stored
- * first, then (with `follow`) new chunks until the client goes.
+ * first, then (with `follow`) new chunks until the client goes. Each chunk's SSE `id` is its JOB_LOGS
+ * sequence, so a reconnect with `Last-Event-ID` (or `after`) starts at the next stored message.
  */
 export const streamJobLogs = async (
   runtime: GatewayRuntime,
@@ -127,14 +128,16 @@ export const streamJobLogs = async (
   request: FastifyRequest,
   reply: FastifyReply,
   jobId: string,
-  options: { follow: boolean; rank?: number; stream?: 'stdout' | 'stderr' },
+  options: { follow: boolean; rank?: number; stream?: 'stdout' | 'stderr'; afterSeq?: number },
 ): Promise<void> => {
   const { name } = namespacedStream(JobLogsStream, runtime.config.prefix);
   const subject = prefixSubject(runtime.config.prefix, `edge.*.log.${jobId}.v1`);
   const consumer = await runtime.nats.js.consumers.get(name, {
     // One subject as a string: servers before 2.10 know only `filter_subject`.
     filter_subjects: subject,
-    deliver_policy: DeliverPolicy.All,
+    ...(options.afterSeq !== undefined
+      ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: options.afterSeq + 1 }
+      : { deliver_policy: DeliverPolicy.All }),
   });
   let closed = false;
   let messages: { stop(): void } | undefined;
