@@ -31,13 +31,19 @@ const { values: flags } = parseArgs({
   options: {
     providers: { type: 'string', default: '3' },
     'no-netns': { type: 'boolean', default: false },
+    keep: { type: 'boolean', default: false },
+    'no-job': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
 if (flags.help) {
-  process.stdout.write(`npm run demo [-- --providers N] [-- --no-netns]
+  process.stdout.write(`npm run demo [-- --providers N] [--no-netns] [--keep] [--no-job]
 
 Runs a whole gpunet cluster on this machine and one multi-provider training job through it.
+  --providers N  simulated providers (2-5, default 3)
+  --no-netns     providers on loopback even as root (default: own network namespaces as root)
+  --keep         keep the cluster running afterwards and print the CLI's login (Ctrl-C stops it)
+  --no-job       submit nothing (with --keep: a cluster for docs/running-jobs.md)
 Needs NATS with JetStream (NATS_URL, default nats://127.0.0.1:4222) and PostgreSQL (DATABASE_URL,
 default postgres://postgres@127.0.0.1:5432/test); scripts/ensure-services.sh starts both.
 `);
@@ -180,6 +186,7 @@ const main = async (): Promise<number> => {
     throw new Error(`creating the tenant's API key: ${created.status} ${await created.text()}`);
   const { key } = (await created.json()) as { key: string };
 
+  if (flags['no-job']) return keepRunning(gatewayUrl, key, 0);
   say(`gpunet job submit ${SPEC} --follow`);
   const cli = new TestProcess('gpunet', [join(REPO_ROOT, 'bin/gpunet'), 'job', 'submit', SPEC, '--follow'], {
     cwd: REPO_ROOT,
@@ -213,7 +220,16 @@ const main = async (): Promise<number> => {
   say(
     exit.code === 0 ? 'the job completed' : `the job did not complete (gpunet exited ${String(exit.code)})`,
   );
-  return exit.code === 0 ? 0 : 1;
+  return keepRunning(gatewayUrl, key, exit.code === 0 ? 0 : 1);
+};
+
+/** With `--keep`, prints how to use the cluster and waits for Ctrl-C; otherwise returns `code`. */
+const keepRunning = async (gatewayUrl: string, key: string, code: number): Promise<number> => {
+  if (!flags.keep) return code;
+  say('ready: the cluster keeps running. In another shell:');
+  process.stdout.write(`  export GPUNET_GATEWAY=${gatewayUrl}\n  export GPUNET_API_KEY=${key}\n`);
+  say('Ctrl-C stops everything');
+  return new Promise<number>(() => undefined);
 };
 
 main().then(
