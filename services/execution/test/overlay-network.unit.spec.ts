@@ -103,6 +103,7 @@ const report = (jobId: string): JobPathReport => ({
   pairs: [],
   direct: 0,
   relayed: 1,
+  other: 0,
 });
 
 /** A coordinator that allocates `100.96.<n>.0/24` per prepare and remembers what it was asked. */
@@ -188,8 +189,7 @@ describe('OverlayRankNetwork', () => {
     // A second job avoids the first one's network; teardown detaches the job's edges once.
     await network.prepare({ jobId: 'job-2', tenantId: 't' }, nodes.slice(2));
     expect(coordinator.requests[1]!.networksInUse).toEqual(['100.96.1.0/24']);
-    await network.teardown('job-1');
-    await network.teardown('job-1');
+    await network.teardown('job-1', nodes);
     expect(coordinator.teardowns).toEqual([['job-1', [A, B]]]);
     expect(network.networksInUse).toEqual(['100.96.2.0/24']);
   });
@@ -219,5 +219,45 @@ describe('OverlayRankNetwork', () => {
           publishReport: () => Promise.resolve(),
         }),
     ).toThrow(/signing key/);
+  });
+
+  it('tears down a job it forgot (a restart) from the placement; retries failed detaches, then gives up and reports', async () => {
+    const coordinator = fakeCoordinator();
+    const errors: string[] = [];
+    let failing = true;
+    const network = new OverlayRankNetwork({
+      coordinator: {
+        prepare: coordinator.prepare,
+        teardown: (jobId, edgeIds) =>
+          failing
+            ? Promise.resolve({
+                detached: [],
+                failed: edgeIds.map((edgeId) => ({ edgeId, reason: 'no reply' })),
+              })
+            : coordinator.teardown(jobId, edgeIds),
+      },
+      relays: [],
+      signingKey: null,
+      publishReport: () => Promise.resolve(),
+      onError: (e, context) => errors.push(`${context}: ${String(e)}`),
+      teardownAttempts: 2,
+    });
+    // Not prepared here: best effort from the placement, no retries.
+    await network.teardown('job-old', nodes);
+    expect(errors).toEqual([expect.stringMatching(/job-old.*given up.*no reply/)]);
+    failing = false;
+    await network.teardown('job-old', nodes);
+    expect(coordinator.teardowns).toEqual([['job-old', [A, B]]]);
+    await network.teardown('job-none', []);
+    expect(coordinator.teardowns).toHaveLength(1);
+
+    // Prepared here: the first failure rejects (the release retries), the last one is given up.
+    failing = true;
+    await network.prepare({ jobId: 'job-1', tenantId: 't' }, nodes);
+    await expect(network.teardown('job-1', nodes)).rejects.toThrow(/detach failed on .*no reply/);
+    expect(network.networksInUse).toHaveLength(1);
+    await network.teardown('job-1', nodes);
+    expect(network.networksInUse).toEqual([]);
+    expect(errors).toHaveLength(2);
   });
 });

@@ -60,6 +60,7 @@ const defaultNetwork = (
   nats: NatsHandle,
   store: PostgresEventStore,
   directory: ProviderDirectory,
+  onError: (error: unknown, context: string) => void,
 ): RankNetwork => {
   const network = config.network;
   if (network.kind === 'host') return new HostRankNetwork(directory);
@@ -69,6 +70,7 @@ const defaultNetwork = (
     }),
     relays: network.relays,
     signingKey: network.signingKey,
+    onError,
     publishReport: async (report) => {
       await store.append(
         `overlay-${report.jobId}`,
@@ -198,7 +200,9 @@ export class ExecutionRuntime {
       clock,
       policy: config.policy,
       edges: options.edges ? options.edges(defaultEdges) : defaultEdges,
-      network: options.network ? options.network(directory) : defaultNetwork(config, nats, store, directory),
+      network: options.network
+        ? options.network(directory)
+        : defaultNetwork(config, nats, store, directory, onError),
       directory,
       metrics,
       tickMs: config.tickMs,

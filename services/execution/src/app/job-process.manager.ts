@@ -431,7 +431,10 @@ export class JobProcessManager {
         this.options.metrics.edgeCommands.inc({ command: 'release', outcome: 'ok' });
       }),
     );
-    await this.options.network.teardown(jobId);
+    await this.options.network.teardown(
+      jobId,
+      (state.placement?.allocations ?? []).flatMap((a) => a.nodes),
+    );
     await this.handle(jobId, { type: 'MarkReleased', now: this.options.clock.now() });
   }
 

@@ -11,12 +11,17 @@ export interface OverlayRankNetworkOptions {
   readonly signingKey: string | null;
   /** Publishes the job's path report (`OverlayPathsReported`, through the outbox). */
   readonly publishReport: (report: JobPathReport) => Promise<void>;
+  /** Detaches that keep failing, and the ones given up on (the service logs them). */
+  readonly onError?: (error: unknown, context: string) => void;
+  /** Teardowns of one job tried before its failed detaches are given up on. Default 5. */
+  readonly teardownAttempts?: number;
 }
 
 interface JobNetwork {
   readonly edgeIds: readonly string[];
   readonly overlay: PreparedOverlay;
   readonly network: PreparedNetwork;
+  teardowns: number;
 }
 
 /**
@@ -74,24 +79,32 @@ export class OverlayRankNetwork implements RankNetwork {
       netnsRequired: true,
       overlayAddressOf: (rank) => addressOf(rank.providerId),
     };
-    this.#jobs.set(jobId, { edgeIds: hosts.map((h) => h.edgeId), overlay, network });
+    this.#jobs.set(jobId, { edgeIds: hosts.map((h) => h.edgeId), overlay, network, teardowns: 0 });
     await this.options.publishReport(overlay.report);
     return network;
   }
 
   /**
-   * Detaches every edge of the job. A job this instance did not prepare (it ended across a restart
-   * before any rank was started again) has nothing to detach from here; the edges remove a job's
-   * overlay when they stop.
+   * Detaches every edge of the job: the ones it was prepared on, or — for a job this instance did
+   * not prepare (it ended across a restart) — the placement's, once and best effort (detach is
+   * idempotent on the edges). Failed detaches of a prepared job reject, so the release retries
+   * them, `teardownAttempts` times; then they are reported and given up on (an edge that is gone
+   * removes its overlays when it stops or restarts).
    */
-  async teardown(jobId: string): Promise<void> {
+  async teardown(jobId: string, nodes: readonly NetworkNode[]): Promise<void> {
     const job = this.#jobs.get(jobId);
-    if (!job) return;
-    const result = await this.options.coordinator.teardown(jobId, job.edgeIds);
-    if (result.failed.length > 0)
-      throw new Error(
-        `overlay of job ${jobId}: detach failed on ${result.failed.map((f) => `${f.edgeId} (${f.reason})`).join(', ')}`,
-      );
+    const edgeIds = job ? job.edgeIds : [...new Set(nodes.map((n) => n.providerId))];
+    if (edgeIds.length === 0) return;
+    const result = await this.options.coordinator.teardown(jobId, edgeIds);
+    if (result.failed.length === 0) {
+      this.#jobs.delete(jobId);
+      return;
+    }
+    const error = new Error(
+      `overlay of job ${jobId}: detach failed on ${result.failed.map((f) => `${f.edgeId} (${f.reason})`).join(', ')}`,
+    );
+    if (job && ++job.teardowns < (this.options.teardownAttempts ?? 5)) throw error;
     this.#jobs.delete(jobId);
+    this.options.onError?.(error, `overlay teardown ${jobId} (given up)`);
   }
 }

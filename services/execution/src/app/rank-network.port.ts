@@ -32,7 +32,11 @@ export interface RankNetwork {
     job: { readonly jobId: string; readonly tenantId: string },
     nodes: readonly NetworkNode[],
   ): Promise<PreparedNetwork>;
-  teardown(jobId: string): Promise<void>;
+  /**
+   * Removes the job's network. `nodes`: the placement's nodes, so that a network this instance
+   * forgot (a restart) is still torn down. A rejection makes the release retry on the next tick.
+   */
+  teardown(jobId: string, nodes: readonly NetworkNode[]): Promise<void>;
 }
 
 /** What execution keeps of discovery's provider events. */
