@@ -3,6 +3,7 @@ import {
   FindCandidates,
   JobStatementQuery,
   SettlementBalancesQuery,
+  SimulatedChainDepositRequest,
   SubnetEconomicsQuery,
 } from '@gpunet/contracts';
 import { serveQuery } from '@gpunet/eventing';
@@ -82,6 +83,11 @@ describe('gateway fuzzing from its OpenAPI document (NATS + Postgres)', () => {
     const options = { nc: h.nats.nc, prefix: h.nats.prefix };
     subscriptions.push(
       serveQuery(SettlementBalancesQuery, () => Promise.resolve({ accounts: [] }), options),
+      serveQuery(
+        SimulatedChainDepositRequest,
+        ({ amount }) => Promise.resolve({ chainTxId: 'sim-fuzz', available: amount }),
+        options,
+      ),
       serveQuery(
         AccountStatementQuery,
         () => Promise.resolve({ account: null, entries: [], nextAfterSequence: null }),

@@ -9,9 +9,11 @@ import {
   JobCancelRequested,
   namespacedStream,
   RankLogChunk,
+  SimulatedChainDepositRequest,
   UsageReported,
   buildEnvelope,
 } from '@gpunet/contracts';
+import { serveQuery } from '@gpunet/eventing';
 import { eventually } from '@gpunet/testing';
 import { DeliverPolicy } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -553,6 +555,75 @@ describe('gateway over HTTP (NATS + Postgres)', () => {
       expect(anonymous).toEqual([401, 401, 401, 429, 429]);
     } finally {
       await limited.close();
+    }
+  });
+
+  it("deposits to the caller's own wallet through settlement's simulated chain, once per Idempotency-Key", async () => {
+    const deposit = (body: unknown, key: string | undefined, apiKey = alice) =>
+      call('/v1/accounts/deposits', {
+        method: 'POST',
+        key: apiKey,
+        body: JSON.stringify(body),
+        headers: { 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
+      });
+    // Without settlement on the simulated chain: 503, and the message says where deposits go.
+    const unavailable = await deposit({ asset: 'NTX', amount: '1000000' }, 'dep-none');
+    expect(unavailable.status).toBe(503);
+    expect(unavailable.headers.get('content-type')).toContain('application/problem+json');
+    expect(await unavailable.json()).toMatchObject({
+      code: 'UPSTREAM_UNAVAILABLE',
+      detail: expect.stringContaining('wallet'),
+    });
+
+    // Settlement's answer, as its simulated chain gives it.
+    const asked: unknown[] = [];
+    let available = 0n;
+    const served = serveQuery(
+      SimulatedChainDepositRequest,
+      (request) => {
+        asked.push(request);
+        available += BigInt(request.amount);
+        return Promise.resolve({ chainTxId: `sim-${asked.length}`, available: available.toString() });
+      },
+      { nc: h.nats.nc, prefix: h.nats.prefix },
+    );
+    try {
+      await h.nats.nc.flush();
+      const first = await deposit({ asset: 'NTX', amount: '1000000' }, 'dep-1');
+      expect(first.status).toBe(201);
+      expect(await first.json()).toEqual({
+        chainTxId: 'sim-1',
+        ownerId: 'tenant-alice',
+        asset: 'NTX',
+        amount: '1000000',
+        available: '1000000',
+      });
+      // The same key again (and the key that failed above, now answered) → one deposit each.
+      const replay = await deposit({ asset: 'NTX', amount: '1000000' }, 'dep-1');
+      expect(replay.status).toBe(201);
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      expect(((await replay.json()) as { chainTxId: string }).chainTxId).toBe('sim-1');
+      expect((await deposit({ asset: 'NTX', amount: '500' }, 'dep-none')).status).toBe(201);
+      expect(asked).toEqual([
+        { ownerId: 'tenant-alice', asset: 'NTX', amount: '1000000' },
+        { ownerId: 'tenant-alice', asset: 'NTX', amount: '500' },
+      ]);
+      // Another body with a used key; bad amounts; a key without the submit scope.
+      expect((await deposit({ asset: 'NTX', amount: '7' }, 'dep-1')).status).toBe(422);
+      for (const body of [
+        { asset: 'NTX', amount: '1.5' },
+        { asset: 'NTX', amount: 100 },
+        { asset: 'ntx', amount: '1' },
+        { asset: 'NTX', amount: '1', ownerId: 'tenant-bob' },
+      ]) {
+        const bad = await deposit(body, undefined);
+        expect(bad.status).toBe(400);
+        expect(await bad.json()).toMatchObject({ code: 'INVALID_REQUEST' });
+      }
+      expect((await deposit({ asset: 'NTX', amount: '1' }, undefined, reader)).status).toBe(403);
+      expect(asked).toHaveLength(2);
+    } finally {
+      served.unsubscribe();
     }
   });
 

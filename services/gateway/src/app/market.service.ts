@@ -3,6 +3,7 @@ import {
   FindCandidates,
   type PayloadOf,
   SettlementBalancesQuery,
+  SimulatedChainDepositRequest,
   SubnetCreateRequested,
   SubnetEconomicsQuery,
   SubnetJoinRequested,
@@ -10,7 +11,7 @@ import {
 } from '@gpunet/contracts';
 import { type PRECISIONS } from '@gpunet/ensemble-spec';
 import type { z } from 'zod';
-import { NotFoundError } from '../domain/gateway.errors';
+import { NotFoundError, UpstreamUnavailableError } from '../domain/gateway.errors';
 import type { ApiPrincipal } from './api-keys';
 import type { GatewayRuntime } from './gateway.runtime';
 import type * as S from './http/api.schemas';
@@ -170,6 +171,48 @@ export class MarketService {
       accountId: query.accountId,
       afterSequence: query.afterSequence,
       limit: query.limit,
+    });
+  }
+
+  /**
+   * A deposit to the caller's own wallet through settlement's simulated chain: confirmed and
+   * credited before settlement answers. Asked inside the Idempotency-Key's transaction, so a retry
+   * with the same key replays the receipt instead of depositing twice, and a failed ask rolls the
+   * key back. Settlement on a real chain does not serve the request: a 503 that says so.
+   */
+  deposit(
+    principal: ApiPrincipal,
+    body: z.output<typeof S.DepositBody>,
+    rawBody: string,
+    idempotencyKey: string | undefined,
+  ): Promise<StoredResponse> {
+    const hash = requestHash('POST', '/v1/accounts/deposits', 'application/json', rawBody);
+    return this.runtime.idempotency.run(principal.tenantId, idempotencyKey, hash, async () => {
+      let receipt: { chainTxId: string; available: string };
+      try {
+        receipt = await ask(this.runtime, SimulatedChainDepositRequest, {
+          ownerId: principal.tenantId,
+          asset: body.asset,
+          amount: body.amount,
+        });
+      } catch (error) {
+        if (!(error instanceof UpstreamUnavailableError)) throw error;
+        throw new UpstreamUnavailableError(
+          'deposits here need settlement on the simulated chain (a development cluster), and it did not ' +
+            "answer; on a real chain, deposit with a wallet to your tenant's deposit address",
+          { cause: error },
+        );
+      }
+      return {
+        status: 201,
+        body: {
+          chainTxId: receipt.chainTxId,
+          ownerId: principal.tenantId,
+          asset: body.asset,
+          amount: body.amount,
+          available: receipt.available,
+        },
+      };
     });
   }
 

@@ -183,16 +183,10 @@ export const LogsQuery = z.strictObject({
 });
 
 export const EventsQuery = z.strictObject({
-  after: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(Number.MAX_SAFE_INTEGER)
-    .optional()
-    .meta({
-      description:
-        "Resume after this event (the SSE `id`, the job's own event number); also the Last-Event-ID header.",
-    }),
+  after: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional().meta({
+    description:
+      "Resume after this event (the SSE `id`, the job's own event number); also the Last-Event-ID header.",
+  }),
 });
 
 export const JobStatementSchema = z
@@ -335,6 +329,20 @@ export const WithdrawalBody = z
     source: WithdrawalSourceSchema.default('wallet'),
   })
   .meta({ id: 'Withdrawal' });
+
+export const DepositBody = z
+  .strictObject({ asset: AssetSchema, amount: Money })
+  .meta({ id: 'Deposit', description: "A deposit to the caller's own wallet, in minor units." });
+
+export const DepositSchema = z
+  .object({
+    chainTxId: z.string(),
+    ownerId: z.string(),
+    asset: z.string(),
+    amount: Money,
+    available: Money.meta({ description: "the wallet's available balance after the credit" }),
+  })
+  .meta({ id: 'DepositReceipt', description: 'The deposit, confirmed on the chain and credited.' });
 
 export const HealthSchema = z.object({ status: z.enum(['ok', 'unavailable']) }).meta({ id: 'Health' });
 export const ReadinessSchema = z

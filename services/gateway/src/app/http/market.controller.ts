@@ -65,6 +65,17 @@ export class MarketController {
     return this.market.statement(principal, parseInput(S.StatementQuery, request.query, 'query'));
   }
 
+  @Post('accounts/deposits')
+  async deposit(
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<unknown> {
+    const principal = requireScope(request, 'submit');
+    const raw = rawBodyOf(request);
+    const body = parseJsonBody(S.DepositBody, raw, true);
+    return sendStored(reply, await this.market.deposit(principal, body, raw, idempotencyKeyOf(request)));
+  }
+
   @Post('accounts/withdrawals')
   async withdraw(
     @Req() request: FastifyRequest,

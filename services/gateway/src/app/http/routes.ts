@@ -257,6 +257,24 @@ export const ROUTES: readonly RouteSpec[] = [
     responses: { 202: { description: 'requested; settlement holds and sends it', schema: S.AcceptedSchema } },
   },
   {
+    operationId: 'deposit',
+    method: 'post',
+    path: '/v1/accounts/deposits',
+    tag: 'accounts',
+    summary: "Deposit to your wallet on a development cluster's simulated chain",
+    description:
+      "Settlement confirms the deposit on its simulated chain and credits the caller's wallet before " +
+      'answering. Only a cluster whose settlement runs the simulated chain answers; on a real chain, ' +
+      "deposits go through a wallet to the tenant's deposit address (503 here).",
+    scope: 'submit',
+    body: { schema: S.DepositBody, required: true },
+    idempotent: true,
+    responses: {
+      201: { description: 'deposited and credited', schema: S.DepositSchema },
+      503: { description: 'settlement does not run the simulated chain, or is not answering' },
+    },
+  },
+  {
     operationId: 'createApiKey',
     method: 'post',
     path: '/v1/admin/api-keys',
