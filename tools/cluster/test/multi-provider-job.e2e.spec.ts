@@ -2,7 +2,7 @@ import { type PayloadOf, type JobCompleted, type JobPlaced, type RankLogChunk } 
 import { parseEnsembleSpec } from '@gpunet/ensemble-spec';
 import { type Netns, requireTestbed, Testbed } from '@gpunet/netns-testbed';
 import { waitFor } from '@gpunet/testing';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NamespaceBridge, type SimulatedEdge, startSimulatedEdge } from '../src';
@@ -100,6 +100,59 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
       ),
     ].join('\n');
 
+  /** The spec with a longer training run (so that a rank or a service can be killed mid-run). */
+  const longSpec = () => {
+    const parsed = parseEnsembleSpec(readFileSync(join(ROOT, SPEC), 'utf8'));
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+    const spec = structuredClone(parsed.spec);
+    const a = spec.allocations[0]!;
+    a.execution.cmd = a.execution.cmd.map((arg, i, all) => (all[i - 1] === '--steps' ? '3000' : arg));
+    return spec;
+  };
+
+  const endOf = (jobId: string) =>
+    c.events
+      .waitFor(
+        (e) =>
+          (e.type === 'job.completed' || e.type === 'job.failed' || e.type === 'job.unschedulable') &&
+          (e.data as { jobId: string }).jobId === jobId,
+        { timeoutMs: 300_000 },
+      )
+      .catch((error: unknown) => {
+        throw new Error(`the job did not end:\n${explain(jobId)}`, { cause: error });
+      });
+
+  /** Stdout lines of a job's ranks as JSON, with the attempt they belong to. */
+  const rankLines = (jobId: string): ({ attempt: number } & Record<string, unknown>)[] =>
+    c.events.items
+      .filter((e) => e.type === 'edge.rank-log')
+      .map((e) => e.data as PayloadOf<typeof RankLogChunk>)
+      .filter((chunk) => chunk.jobId === jobId && chunk.stream === 'stdout')
+      .flatMap((chunk) =>
+        chunk.lines.flatMap((line) => {
+          try {
+            return [{ ...(JSON.parse(line) as Record<string, unknown>), attempt: chunk.attempt }];
+          } catch {
+            return [];
+          }
+        }),
+      );
+
+  /** The pid of a job's rank process on this machine (its environment names the job and rank). */
+  const rankPid = (jobId: string, rank: number): number | undefined => {
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      let env: string[];
+      try {
+        env = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
+      } catch {
+        continue;
+      }
+      if (env.includes(`GPUNET_JOB_ID=${jobId}`) && env.includes(`RANK=${rank}`)) return Number(entry);
+    }
+    return undefined;
+  };
+
   it('trains 4 DDP ranks across both providers; the loss falls; usage per provider; settled', async () => {
     const parsed = parseEnsembleSpec(readFileSync(join(ROOT, SPEC), 'utf8'));
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
@@ -152,4 +205,62 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
     );
     expect(settled.data).toMatchObject({ outcome: 'completed' });
   }, 360_000);
+  it('a rank killed mid-run: every rank restarts as attempt 2 (restart_all) and the job completes', async () => {
+    const jobId = 'job-e2e-rank-killed';
+    await submitJob(c, { jobId, tenantId: 'tenant-e2e', spec: longSpec(), gpus: 4 });
+    await waitFor(() => rankLines(jobId).some((l) => l['rank'] === 2 && l['event'] === 'step'), {
+      timeoutMs: 180_000,
+      description: 'rank 2 training',
+    });
+    const pid = rankPid(jobId, 2);
+    expect(pid, 'rank 2 runs on this machine').toBeDefined();
+    process.kill(pid!, 'SIGKILL');
+
+    const end = await endOf(jobId);
+    expect(end.type, explain(jobId)).toBe('job.completed');
+    const restart = c.events.items.find(
+      (e) => e.type === 'job.restarting' && (e.data as { jobId: string }).jobId === jobId,
+    );
+    expect(restart?.data).toMatchObject({ attempt: 2 });
+    // Attempt 2 trained on all four ranks, each once; attempt 1 never finished.
+    const done = rankLines(jobId).filter((l) => l['event'] === 'done');
+    expect(
+      done
+        .filter((d) => d.attempt === 2)
+        .map((d) => d['rank'])
+        .sort(),
+    ).toEqual([0, 1, 2, 3]);
+    expect(done.filter((d) => d.attempt === 1)).toEqual([]);
+    // Usage covers what ran on both providers, over both attempts.
+    const completed = end.data as PayloadOf<typeof JobCompleted>;
+    expect(completed.usage.map((u) => u.providerId).sort()).toEqual(edges.map((e) => e.edgeId).sort());
+  }, 400_000);
+
+  it('the execution service SIGKILLed mid-job and restarted: the job completes, no rank started twice', async () => {
+    const jobId = 'job-e2e-execution-killed';
+    await submitJob(c, { jobId, tenantId: 'tenant-e2e', spec: longSpec(), gpus: 4 });
+    await waitFor(() => rankLines(jobId).some((l) => l['event'] === 'step'), {
+      timeoutMs: 180_000,
+      description: 'the ranks training',
+    });
+    const execution = c.cluster.service('execution');
+    await execution.kill();
+    await execution.start();
+
+    const end = await endOf(jobId);
+    expect(end.type, explain(jobId)).toBe('job.completed');
+    // One attempt, every rank finished exactly once: nothing was started a second time.
+    const done = rankLines(jobId).filter((l) => l['event'] === 'done');
+    expect(done.map((d) => `${String(d.attempt)}/${String(d['rank'])}`).sort()).toEqual([
+      '1/0',
+      '1/1',
+      '1/2',
+      '1/3',
+    ]);
+    expect(
+      c.events.items.some(
+        (e) => e.type === 'job.restarting' && (e.data as { jobId: string }).jobId === jobId,
+      ),
+    ).toBe(false);
+  }, 400_000);
 });
