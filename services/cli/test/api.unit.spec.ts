@@ -367,6 +367,75 @@ describe('gpunet job / providers / subnet / account (fake gateway)', () => {
     expect(bal.stdout).toContain('NTX:wallet:acme  wallet   10 NTX   9.3 NTX    0 NTX       0.7 NTX');
   });
 
+  it('account deposit converts whole units with the asset decimals and POSTs them once per key', async () => {
+    const g = gatewayFetch((m, u, init) =>
+      m === 'POST' && u.pathname === '/v1/accounts/deposits'
+        ? Response.json(
+            {
+              chainTxId: 'sim-7',
+              ownerId: 'acme',
+              asset: 'NTX',
+              amount: (JSON.parse(init!.body as string) as { amount: string }).amount,
+              available: '100500000',
+            },
+            { status: 201 },
+          )
+        : undefined,
+    );
+    const text = await run(['account', 'deposit', '0.5'], { fetch: g.fetch });
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toBe('deposited 0.5 NTX to NTX:wallet:acme (chain tx sim-7); available 100.5 NTX\n');
+    expect(JSON.parse(g.requests[0]!.body!)).toEqual({ asset: 'NTX', amount: '500000' });
+    expect(g.requests[0]!.headers.get('idempotency-key')).toMatch(/^cli-/);
+    const json = await run(['account', 'deposit', '100', '--json', '--idempotency-key', 'd-1'], {
+      fetch: g.fetch,
+    });
+    expect(JSON.parse(json.stdout)).toMatchObject({ amount: '100000000', available: '100500000' });
+    expect(g.requests[1]!.headers.get('idempotency-key')).toBe('d-1');
+    expect(JSON.parse(g.requests[1]!.body!)).toEqual({ asset: 'NTX', amount: '100000000' });
+    const usd = await run(['account', 'deposit', '12.34', '--asset', 'USD'], { fetch: g.fetch });
+    expect(JSON.parse(g.requests[2]!.body!)).toEqual({ asset: 'USD', amount: '1234' });
+    expect(usd.code).toBe(0);
+    const custom = await run(['account', 'deposit', '1', '--asset', 'GPU', '--decimals', '3'], {
+      fetch: g.fetch,
+    });
+    expect(custom.code, custom.stderr).toBe(0);
+    expect(JSON.parse(g.requests[3]!.body!)).toEqual({ asset: 'GPU', amount: '1000' });
+
+    for (const [argv, message] of [
+      [['0.0000001'], 'more than 6 decimal places'],
+      [['-1'], 'Unknown option'],
+      [['1,5'], 'invalid amount'],
+      [['1e6'], 'invalid amount'],
+      [['0'], 'more than 0'],
+      [[], 'exactly one amount'],
+      [['1', '2'], 'exactly one amount'],
+      [['1', '--asset', 'GPU'], '--decimals'],
+      [['1', '--asset', 'ntx'], '--asset'],
+      [['1', '--asset', 'GPU', '--decimals', '99'], '--decimals'],
+    ] as const) {
+      const bad = await run(['account', 'deposit', ...argv], { fetch: g.fetch });
+      expect(bad.code, argv.join(' ')).toBe(2);
+      expect(bad.stderr).toContain(message);
+    }
+    expect(g.requests).toHaveLength(4);
+  });
+
+  it('account deposit on a real chain: the 503 problem is printed, exit 1', async () => {
+    const g = gatewayFetch((m, u) =>
+      u.pathname === '/v1/accounts/deposits'
+        ? problem(503, {
+            code: 'UPSTREAM_UNAVAILABLE',
+            title: 'A service the gateway asks is unavailable',
+            detail: 'on a real chain, deposit with a wallet',
+          })
+        : undefined,
+    );
+    const r = await run(['account', 'deposit', '10'], { fetch: g.fetch });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('on a real chain, deposit with a wallet');
+  });
+
   it('maps 403 to 3 and 404 to 4 (with --json, the problem on stdout)', async () => {
     const g = gatewayFetch((m, u) =>
       u.pathname.endsWith('/cancel')

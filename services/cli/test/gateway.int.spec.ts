@@ -15,7 +15,9 @@ import {
   JobRunning,
   type MessageDefinition,
   RankLogChunk,
+  SimulatedChainDepositRequest,
 } from '@gpunet/contracts';
+import { serveQuery } from '@gpunet/eventing';
 import {
   type NatsTestContext,
   type PostgresTestSchema,
@@ -280,6 +282,49 @@ describe('gpunet against a real gateway', () => {
     expect(down.stderr).toContain(
       `cannot reach the gateway at http://127.0.0.1:${port}: connect ECONNREFUSED`,
     );
+  });
+
+  it("account deposit: settlement's simulated chain credits the wallet once per key; without it, exit 1 naming the wallet", async () => {
+    const unavailable = await gpunet(['account', 'deposit', '100']);
+    expect(unavailable.code).toBe(1);
+    expect(unavailable.stderr).toContain('HTTP 503');
+    expect(unavailable.stderr).toContain('wallet');
+
+    // Settlement's answer as its simulated chain gives it (settlement itself does not run here).
+    const asked: { ownerId: string; asset: string; amount: string }[] = [];
+    let available = 0n;
+    const served = serveQuery(
+      SimulatedChainDepositRequest,
+      (request) => {
+        asked.push(request);
+        available += BigInt(request.amount);
+        return Promise.resolve({ chainTxId: `sim-${asked.length}`, available: available.toString() });
+      },
+      { nc: nats.nc, prefix: nats.prefix },
+    );
+    try {
+      await nats.nc.flush();
+      const first = await gpunet(['account', 'deposit', '100', '--idempotency-key', 'dep-cli-1']);
+      expect(first.code, first.stderr).toBe(0);
+      expect(first.stdout).toBe('deposited 100 NTX to NTX:wallet:acme (chain tx sim-1); available 100 NTX\n');
+      const again = await gpunet(['account', 'deposit', '100', '--json', '--idempotency-key', 'dep-cli-1']);
+      expect(again.code, again.stderr).toBe(0);
+      expect(JSON.parse(again.stdout)).toEqual({
+        chainTxId: 'sim-1',
+        ownerId: 'acme',
+        asset: 'NTX',
+        amount: '100000000',
+        available: '100000000',
+      });
+      const half = await gpunet(['account', 'deposit', '0.5', '--json']);
+      expect(JSON.parse(half.stdout)).toMatchObject({ amount: '500000', available: '100500000' });
+      expect(asked).toEqual([
+        { ownerId: 'acme', asset: 'NTX', amount: '100000000' },
+        { ownerId: 'acme', asset: 'NTX', amount: '500000' },
+      ]);
+    } finally {
+      served.unsubscribe();
+    }
   });
 
   it('follows a job live: queued → funded → placed on two providers → ranks → logs → completed with cost', async () => {

@@ -120,6 +120,14 @@ export const ProviderListSchema = z.looseObject({
 
 export const AcceptedSchema = z.looseObject({ requestId: z.string(), detail: z.string() });
 
+export const DepositReceiptSchema = z.looseObject({
+  chainTxId: z.string(),
+  ownerId: z.string(),
+  asset: z.string(),
+  amount: Minor,
+  available: Minor,
+});
+
 export const SubnetSchema = z.looseObject({
   subnetId: z.string(),
   exists: z.boolean(),

@@ -1,7 +1,13 @@
+import { KNOWN_ASSET_DECIMALS, parseMoney } from '@gpunet/ensemble-spec';
 import { parseCommandArgs } from '../../args';
 import { type Command, type CommandGroup, ExitCode, UsageError } from '../../command';
 import { money, table } from '../../api/format';
-import { AcceptedSchema, AccountStatementSchema, BalancesSchema } from '../../api/responses';
+import {
+  AcceptedSchema,
+  AccountStatementSchema,
+  BalancesSchema,
+  DepositReceiptSchema,
+} from '../../api/responses';
 import { API_EXIT_CODES, connect, intOption, minorOption, printJson } from '../../api/session';
 
 const ASSET = /^[A-Z][A-Z0-9]{1,11}$/;
@@ -121,6 +127,67 @@ const statementCommand: Command = {
   },
 };
 
+/** `100` or `0.5` of an asset → minor units, by the asset's decimals (known, or `--decimals`). */
+export const depositMinor = (amount: string, asset: string, decimalsText: string | undefined): string => {
+  let decimals = KNOWN_ASSET_DECIMALS[asset];
+  if (decimalsText !== undefined) {
+    if (!/^(0|[1-9][0-9]?)$/.test(decimalsText) || Number(decimalsText) > 36)
+      throw new UsageError('--decimals must be an integer 0–36');
+    decimals = Number(decimalsText);
+  }
+  if (decimals === undefined)
+    throw new UsageError(`the decimals of ${asset} are not known here: pass --decimals N`);
+  const parsed = parseMoney(amount, decimals);
+  if (!parsed.ok) throw new UsageError(`<amount>: ${parsed.reason}`);
+  if (parsed.value <= 0n) throw new UsageError('<amount> must be more than 0');
+  if (parsed.value >= 10n ** 38n) throw new UsageError('<amount> is too large');
+  return parsed.value.toString();
+};
+
+const depositCommand: Command = {
+  name: 'deposit',
+  summary: "deposit to your wallet (development clusters: settlement's simulated chain)",
+  help: help(
+    'deposit <amount> [--asset NTX] [--decimals N] [--idempotency-key K] [--json]',
+    [
+      '<amount> in whole units of the asset, e.g. 100 or 0.5 (converted with its decimals: NTX has 6).',
+      "Credited to your tenant's wallet before the command returns. Only a development cluster, whose",
+      'settlement runs the simulated chain, takes deposits this way; on a real chain the gateway',
+      "answers 503 (exit 1): deposit with a wallet to your tenant's deposit address instead.",
+    ],
+    [
+      '  --asset A            the asset (default NTX)',
+      "  --decimals N         the asset's decimals, for an asset this CLI does not know",
+      '  --idempotency-key K  retrying with the same key deposits once',
+    ],
+  ),
+  async run(args, io) {
+    const { values, positionals } = parseCommandArgs(args, {
+      json: { type: 'boolean', default: false },
+      asset: { type: 'string', default: 'NTX' },
+      decimals: { type: 'string' },
+      'idempotency-key': { type: 'string' },
+    });
+    if (positionals.length !== 1) throw new UsageError('name exactly one amount, e.g. 100 or 0.5');
+    const asset = values.asset;
+    if (!ASSET.test(asset)) throw new UsageError('--asset must be an asset code like NTX');
+    const amount = depositMinor(positionals[0]!, asset, values.decimals);
+    const decimals = values.decimals !== undefined ? Number(values.decimals) : undefined;
+    const r = await (
+      await connect(io)
+    ).json('POST', '/v1/accounts/deposits', DepositReceiptSchema, {
+      body: { asset, amount },
+      ...(values['idempotency-key'] !== undefined ? { idempotencyKey: values['idempotency-key'] } : {}),
+    });
+    if (values.json) printJson(io, r);
+    else
+      io.out(
+        `deposited ${money(r.amount, asset, decimals)} to ${asset}:wallet:${r.ownerId} (chain tx ${r.chainTxId}); available ${money(r.available, asset, decimals)}\n`,
+      );
+    return ExitCode.Ok;
+  },
+};
+
 const withdrawCommand: Command = {
   name: 'withdraw',
   summary: 'ask settlement to pay out from your wallet (or payable) account',
@@ -168,6 +235,6 @@ const withdrawCommand: Command = {
 
 export const accountCommands: CommandGroup = {
   name: 'account',
-  summary: 'balances, statements and withdrawals',
-  commands: [balanceCommand, statementCommand, withdrawCommand],
+  summary: 'balances, statements, deposits and withdrawals',
+  commands: [balanceCommand, statementCommand, depositCommand, withdrawCommand],
 };
