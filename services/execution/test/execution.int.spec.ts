@@ -342,12 +342,15 @@ describe('execution (NATS + Postgres)', () => {
       ...TIMEOUT,
       description: 'released',
     });
-    const [row] = await runtime.db.query<{ state: unknown; version: number }>(
-      `SELECT state, version FROM "${pg.schema}".jobs WHERE job_id = 'job-crash'`,
+    // One statement, one snapshot: a decision still being recorded (the release) commits its event
+    // and the row together, so both are seen or neither.
+    const [row] = await runtime.db.query<{ state: unknown; version: number; log: unknown[] }>(
+      `SELECT j.state, j.version,
+              (SELECT coalesce(json_agg(json_build_object('type', e.type, 'data', e.data) ORDER BY e.version), '[]')
+                 FROM "${pg.schema}".job_events e WHERE e.job_id = j.job_id) AS log
+         FROM "${pg.schema}".jobs j WHERE j.job_id = 'job-crash'`,
     );
-    const log = await runtime.db.query<{ type: string; data: unknown }>(
-      `SELECT type, data FROM "${pg.schema}".job_events WHERE job_id = 'job-crash' ORDER BY version`,
-    );
+    const log = row!.log;
     expect(row!.version).toBe(log.length);
     expect(row!.state).toEqual(foldEvents(jobExecutionDecider(POLICY), log as ExecutionEvent[]));
   });
