@@ -1,4 +1,11 @@
-import { type PayloadOf, type JobCompleted, type JobPlaced, type RankLogChunk } from '@gpunet/contracts';
+import {
+  type PayloadOf,
+  type JobCompleted,
+  type JobPlaced,
+  JobStatementQuery,
+  type RankLogChunk,
+} from '@gpunet/contracts';
+import { askQuery } from '@gpunet/eventing';
 import { parseEnsembleSpec } from '@gpunet/ensemble-spec';
 import { type Netns, requireTestbed, Testbed } from '@gpunet/netns-testbed';
 import { waitFor } from '@gpunet/testing';
@@ -204,6 +211,33 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
       { timeoutMs: 60_000 },
     );
     expect(settled.data).toMatchObject({ outcome: 'completed' });
+    // The tenant's statement shows every leg: escrow in, each provider's charge and the fees accrued
+    // then posted, the rest refunded — and nothing left in escrow.
+    const statement = await askQuery(
+      c.nats.nc,
+      JobStatementQuery,
+      { jobId },
+      { prefix: c.nats.prefix, timeoutMs: 10_000 },
+    );
+    expect(statement).toMatchObject({ status: 'settled', pending: '0', escrowBalance: '0' });
+    const legs = statement.legs.map((l) => `${l.kind}:${l.code}`);
+    expect(legs[0]).toBe('posted:escrow-fund');
+    expect(legs.at(-1)).toBe('posted:refund');
+    for (const code of ['usage-charge', 'fee-subnet', 'fee-platform'])
+      expect(legs).toContain(`post-pending:${code}`);
+    expect(
+      new Set(
+        statement.legs
+          .filter((l) => l.code === 'usage-charge')
+          .map((l) => l.creditAccountId.split(':').at(-1)),
+      ),
+    ).toEqual(new Set(edges.map((e) => e.edgeId)));
+    expect(BigInt(statement.funded)).toBe(
+      BigInt(statement.paidToProviders) +
+        BigInt(statement.subnetFees) +
+        BigInt(statement.platformFees) +
+        BigInt(statement.refunded),
+    );
   }, 360_000);
   it('a rank killed mid-run: every rank restarts as attempt 2 (restart_all) and the job completes', async () => {
     const jobId = 'job-e2e-rank-killed';
