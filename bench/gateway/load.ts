@@ -1,0 +1,153 @@
+/**
+ * The load generator of bench/gateway, run as its own process so that it never shares an event
+ * loop with the server it measures. Closed loop: `concurrency` clients, each sending its next
+ * request when the previous answer has been read, over `node:http` keep-alive connections (one
+ * per client) — the lightest client Node ships (global fetch/undici costs more CPU per request,
+ * CPU the gateway would lose on a 2-core machine).
+ *
+ *   node --import tsx bench/gateway/load.ts <config.json>
+ *
+ * Prints one JSON line: requests, errors (non-expected statuses and transport errors, by kind),
+ * seconds, req/s, p50/p99/max ms, peak RSS, and for submissions the job ids created.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+
+export interface LoadConfig {
+  readonly url: string;
+  readonly method: 'GET' | 'POST';
+  /** GET: paths picked round-robin; POST: the one path. */
+  readonly paths: readonly string[];
+  readonly headers: Record<string, string>;
+  readonly body?: string;
+  /** POST: a fresh Idempotency-Key per request. */
+  readonly uniqueIdempotencyKey?: boolean;
+  readonly expectStatus: number;
+  readonly concurrency: number;
+  /** Stop after this many requests, or after `seconds` (whichever is given). */
+  readonly requests?: number;
+  readonly seconds?: number;
+  /** Not measured: this many seconds of the same load first (connections, JIT, caches). */
+  readonly warmupSeconds?: number;
+  /** Collect `jobId` of each answer (submissions). */
+  readonly collectJobIds?: boolean;
+  /** A request without an answer after this long is an error (`timeout`); default 10 s. */
+  readonly requestTimeoutMs?: number;
+  /** The measured run ends after this long whatever `requests` says (a stalled server); default 120 s. */
+  readonly maxSeconds?: number;
+}
+
+export interface LoadResult {
+  readonly requests: number;
+  readonly errors: number;
+  readonly errorKinds: Record<string, number>;
+  readonly seconds: number;
+  readonly requestsPerSecond: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+  readonly peakRssMb: number;
+  readonly jobIds?: string[];
+}
+
+const config = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as LoadConfig;
+const target = new URL(config.url);
+const agent = new Agent({
+  keepAlive: true,
+  maxSockets: config.concurrency,
+  maxFreeSockets: config.concurrency,
+});
+
+const once = (path: string): Promise<{ status: number; body: string }> =>
+  new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { ...config.headers };
+    if (config.uniqueIdempotencyKey) headers['idempotency-key'] = randomUUID();
+    if (config.body !== undefined) headers['content-length'] = String(Buffer.byteLength(config.body));
+    const req = request(
+      { host: target.hostname, port: target.port, method: config.method, path, headers, agent },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        res.on('error', reject);
+      },
+    );
+    req.setTimeout(config.requestTimeoutMs ?? 10_000, () =>
+      req.destroy(Object.assign(new Error('timeout'), { code: 'timeout' })),
+    );
+    req.on('error', reject);
+    req.end(config.body);
+  });
+
+const percentile = (sorted: Float64Array, p: number): number =>
+  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+
+const drive = async (
+  measure: boolean,
+  stopAfterRequests: number | undefined,
+  stopAt: number | undefined,
+): Promise<{ latencies: number[]; errors: Record<string, number>; jobIds: string[]; seconds: number }> => {
+  const latencies: number[] = [];
+  const errors: Record<string, number> = {};
+  const jobIds: string[] = [];
+  let issued = 0;
+  const started = performance.now();
+  const client = async (): Promise<void> => {
+    for (;;) {
+      if (stopAfterRequests !== undefined && issued >= stopAfterRequests) return;
+      if (stopAt !== undefined && performance.now() >= stopAt) return;
+      const path = config.paths[issued % config.paths.length]!;
+      issued += 1;
+      const t0 = performance.now();
+      try {
+        const res = await once(path);
+        const ms = performance.now() - t0;
+        if (res.status !== config.expectStatus) {
+          errors[`http ${res.status}`] = (errors[`http ${res.status}`] ?? 0) + 1;
+        } else if (measure) {
+          latencies.push(ms);
+          if (config.collectJobIds) jobIds.push((JSON.parse(res.body) as { jobId: string }).jobId);
+        }
+      } catch (error) {
+        const kind = error instanceof Error ? ((error as { code?: string }).code ?? error.message) : 'error';
+        errors[kind] = (errors[kind] ?? 0) + 1;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: config.concurrency }, client));
+  return { latencies, errors, jobIds, seconds: (performance.now() - started) / 1000 };
+};
+
+const main = async (): Promise<void> => {
+  if (config.warmupSeconds) await drive(false, undefined, performance.now() + config.warmupSeconds * 1000);
+  const limit = performance.now() + (config.maxSeconds ?? 120) * 1000;
+  const run = await drive(
+    true,
+    config.requests,
+    config.seconds === undefined ? limit : Math.min(limit, performance.now() + config.seconds * 1000),
+  );
+  const sorted = Float64Array.from(run.latencies).sort();
+  const errors = Object.values(run.errors).reduce((a, b) => a + b, 0);
+  const result: LoadResult = {
+    requests: run.latencies.length,
+    errors,
+    errorKinds: run.errors,
+    seconds: run.seconds,
+    requestsPerSecond: run.latencies.length / run.seconds,
+    p50Ms: percentile(sorted, 50),
+    p99Ms: percentile(sorted, 99),
+    maxMs: sorted.length ? sorted[sorted.length - 1]! : 0,
+    // maxRSS is in KiB.
+    peakRssMb: process.resourceUsage().maxRSS / 1024,
+    ...(config.collectJobIds ? { jobIds: run.jobIds } : {}),
+  };
+  agent.destroy();
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+};
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

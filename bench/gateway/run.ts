@@ -1,0 +1,453 @@
+/**
+ * bench/gateway — the real gateway (F9) under HTTP load, against a bare `node:http` server measured
+ * in the same run with the same load generator.
+ *
+ *   npm run bench:gateway [-- --submissions 2000 --submit-concurrency 8 --get-seconds 10
+ *                            --get-concurrency 32 --events-per-second 200]
+ *
+ * Processes (each its own event loop; on a 2-core machine they compete for the same cores):
+ *   gateway   services/gateway/src/main.ts under tsx, own Postgres schema + NATS subject prefix,
+ *             rate limit raised to 1,000,000/s (burst 1,000,000) so that the token bucket never answers 429.
+ *   baseline  bench/gateway/baseline-server.ts: bare node:http, a small JSON, no auth/database.
+ *   load      bench/gateway/load.ts: closed-loop node:http keep-alive clients, one run per phase.
+ *   this one  creates the tenant key (admin endpoint) and, during the GET phase, publishes job
+ *             lifecycle events (placed → launching → running → usage → completed, real envelopes
+ *             on the namespaced SCHEDULER/EXECUTION subjects) so that the projections write while
+ *             reads are measured.
+ * Phases: submit (POST /v1/jobs, the YAML of docs/examples/15-multi-provider-ddp.yaml, a fresh
+ * Idempotency-Key each), get (GET /v1/jobs/{id} over the submitted jobs, for a fixed time, while
+ * the writer runs), and both against the baseline. Prints a table and the ratios; writes
+ * bench/gateway/results.json. Needs NATS and Postgres (NATS_URL, DATABASE_URL; defaults: the local
+ * ones); drops its schema and streams at the end.
+ */
+import { randomBytes } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  buildEnvelope,
+  JobCompleted,
+  JobLaunching,
+  JobPlaced,
+  JobRunning,
+  type MessageDefinition,
+  UsageReported,
+} from '@gpunet/contracts';
+import { connectNats, type NatsHandle } from '@gpunet/eventing';
+import { REPO_ROOT, TestProcess, tsxArgv, tsxEnv } from '@gpunet/netns-testbed';
+import pg from 'pg';
+import type { LoadConfig, LoadResult } from './load';
+
+const { values } = parseArgs({
+  options: {
+    submissions: { type: 'string', default: '2000' },
+    // Below the gateway's Postgres pool (10): at ≥ 10 concurrent submissions it deadlocks (README).
+    'submit-concurrency': { type: 'string', default: '8' },
+    'get-seconds': { type: 'string', default: '10' },
+    'get-concurrency': { type: 'string', default: '32' },
+    'warmup-seconds': { type: 'string', default: '2' },
+    'events-per-second': { type: 'string', default: '200' },
+  },
+});
+const SUBMISSIONS = Number(values.submissions);
+const SUBMIT_CONCURRENCY = Number(values['submit-concurrency']);
+const GET_SECONDS = Number(values['get-seconds']);
+const GET_CONCURRENCY = Number(values['get-concurrency']);
+const WARMUP_SECONDS = Number(values['warmup-seconds']);
+const EVENTS_PER_SECOND = Number(values['events-per-second']);
+
+const DATABASE_URL = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+const NATS_URL = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
+const id = randomBytes(4).toString('hex');
+const prefix = `bench_gw_${id}`;
+const schema = `bench_gw_${id}`;
+const RATE_LIMIT = '1000000';
+const SPEC_YAML = readFileSync(resolve(REPO_ROOT, 'docs/examples/15-multi-provider-ddp.yaml'), 'utf8');
+const workDir = mkdtempSync(join(tmpdir(), 'bench-gateway-'));
+
+const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+/** A key in the gateway's format `gpn_<12 base62>_<43 base64url>` (its bootstrap admin key). */
+const adminKey = (): string =>
+  `gpn_${[...randomBytes(12)].map((b) => BASE62[b % 62]).join('')}_${randomBytes(32).toString('base64url')}`;
+
+const procStatus = (pid: number, field: string): number => {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${field}:`));
+  return line ? Number(line.split(/\s+/)[1]) / 1024 : 0; // kB → MB
+};
+/** utime + stime of a process in seconds (/proc/<pid>/stat, clock ticks of 10 ms). */
+const cpuSeconds = (pid: number): number => {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
+
+let configs = 0;
+const runLoad = (config: LoadConfig): Promise<LoadResult> => {
+  const file = join(workDir, `load-${(configs += 1)}.json`);
+  writeFileSync(file, JSON.stringify(config));
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, tsxArgv('bench/gateway/load.ts', [file]).slice(1), {
+      cwd: REPO_ROOT,
+      env: tsxEnv(),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`load generator failed (exit ${code})`));
+      resolvePromise(JSON.parse(out.trim().split('\n').pop()!) as LoadResult);
+    });
+  });
+};
+
+interface Row {
+  readonly target: 'gateway' | 'baseline';
+  readonly phase: 'submit' | 'get';
+  readonly concurrency: number;
+  readonly result: LoadResult;
+  /** CPU seconds the server process used during the phase, per 1,000 requests. */
+  readonly serverCpuMsPerRequest: number;
+}
+
+const EDGE_A = 'U'.padEnd(56, 'A');
+const EDGE_B = 'U'.padEnd(56, 'B');
+
+/** The lifecycle of one job as the scheduler and execution would publish it. */
+const lifecycle = (jobId: string): [MessageDefinition, unknown][] => {
+  const rank = (i: number) => ({
+    rank: i,
+    localRank: i % 2,
+    nodeRank: Math.floor(i / 2),
+    allocation: 'ddp',
+    providerId: i < 2 ? EDGE_A : EDGE_B,
+    hostId: i < 2 ? 'host-a' : 'host-b',
+    reservationId: i < 2 ? 'r-a' : 'r-b',
+    gpuUuids: [`GPU-${i + 1}`],
+    gpuClass: 'RTX4090',
+    address: i < 2 ? '10.77.0.1' : '10.77.0.2',
+  });
+  const usage = [
+    { providerId: EDGE_A, gpuClass: 'RTX4090', gpus: 2, gpuSeconds: 120 },
+    { providerId: EDGE_B, gpuClass: 'RTX4090', gpus: 2, gpuSeconds: 118 },
+  ];
+  const node = (providerId: string, host: string, r: string, gpus: string[]) => ({
+    providerId,
+    hostId: host,
+    gpuUuids: gpus,
+    reservationId: r,
+    ranks: 2,
+  });
+  return [
+    [
+      JobPlaced,
+      {
+        jobId,
+        tenantId: 'bench',
+        asset: 'NTX',
+        allocations: [
+          {
+            name: 'ddp',
+            gpuCount: 4,
+            nodes: [
+              node(EDGE_A, 'host-a', 'r-a', ['GPU-1', 'GPU-2']),
+              node(EDGE_B, 'host-b', 'r-b', ['GPU-3', 'GPU-4']),
+            ],
+            predictedStepUs: 1000,
+            pricePerHourMinor: '4000000',
+          },
+        ],
+        holdUntil: '2030-01-01T00:05:00.000Z',
+        attempt: 1,
+        at: '2030-01-01T00:00:00.000Z',
+      },
+    ],
+    [
+      JobLaunching,
+      {
+        jobId,
+        tenantId: 'bench',
+        attempt: 1,
+        worldSize: 4,
+        masterAddr: '10.77.0.1',
+        masterPort: 29500,
+        ranks: [0, 1, 2, 3].map(rank),
+        barrierUntil: '2030-01-01T00:01:00.000Z',
+        at: '2030-01-01T00:00:01.000Z',
+      },
+    ],
+    [JobRunning, { jobId, attempt: 1, runUntil: '2030-01-01T02:00:00.000Z', at: '2030-01-01T00:00:02.000Z' }],
+    [UsageReported, { jobId, seq: 1, providers: usage, reportedAt: '2030-01-01T00:01:00.000Z' }],
+    [JobCompleted, { jobId, usage, faults: [], completedAt: '2030-01-01T00:05:00.000Z' }],
+  ];
+};
+
+/**
+ * Publishes the jobs' lifecycles at `perSecond` events/s (ticks of 50 ms) until stopped; returns
+ * the number of events published and the last job id whose lifecycle was completed.
+ */
+const startWriter = (nats: NatsHandle, jobIds: readonly string[], perSecond: number) => {
+  // Built (and validated) up front: the envelopes' cost is the writer's, not the measured path's.
+  const queue = jobIds.flatMap((jobId) =>
+    lifecycle(jobId).map(([def, data]) => ({
+      jobId,
+      def,
+      envelope: buildEnvelope(def, data as never, { streamId: `job-${jobId}` }),
+    })),
+  );
+  let published = 0;
+  let lastCompleted: string | undefined;
+  let stopped = false;
+  const started = performance.now();
+  const perTick = Math.max(1, Math.round(perSecond / 20));
+  const done = (async () => {
+    while (!stopped && published < queue.length) {
+      const batch = queue.slice(published, published + perTick);
+      await Promise.all(
+        batch.map(({ jobId, def, envelope }) => {
+          if (def === JobCompleted) lastCompleted = jobId;
+          return nats.js.publish(def.subject(undefined, prefix), JSON.stringify(envelope), {
+            msgID: envelope.eventId,
+          });
+        }),
+      );
+      published += batch.length;
+      const due = started + ((published / perTick) * 1000) / 20;
+      await new Promise((r) => setTimeout(r, Math.max(0, due - performance.now())));
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await done;
+      return { published, lastCompleted, seconds: (performance.now() - started) / 1000 };
+    },
+  };
+};
+
+const startBaseline = async (): Promise<{ proc: TestProcess; url: string }> => {
+  const proc = new TestProcess('baseline', tsxArgv('bench/gateway/baseline-server.ts'), {
+    env: tsxEnv(),
+    cwd: REPO_ROOT,
+  });
+  const [, url] = await proc.waitForOutput(/"url":"([^"]+)"/, { timeoutMs: 60_000 });
+  return { proc, url: url! };
+};
+
+const startGateway = async (key: string): Promise<{ proc: TestProcess; url: string }> => {
+  const proc = new TestProcess('gateway', tsxArgv('services/gateway/src/main.ts'), {
+    env: tsxEnv({
+      DATABASE_URL,
+      GATEWAY_SCHEMA: schema,
+      NATS_URL,
+      SUBJECT_PREFIX: prefix,
+      GATEWAY_HOST: '127.0.0.1',
+      GATEWAY_PORT: '0',
+      GATEWAY_ADMIN_KEY: key,
+      GATEWAY_RATE_LIMIT_PER_SECOND: RATE_LIMIT,
+      GATEWAY_RATE_LIMIT_BURST: RATE_LIMIT,
+    }),
+    cwd: REPO_ROOT,
+  });
+  const [, url] = await proc.waitForOutput(/"url":"([^"]+)"[^\n]*"msg":"gateway started"/, {
+    timeoutMs: 120_000,
+  });
+  return { proc, url: url! };
+};
+
+const measure = async (
+  target: Row['target'],
+  phase: Row['phase'],
+  pid: number,
+  config: LoadConfig,
+): Promise<Row> => {
+  const cpu0 = cpuSeconds(pid);
+  const result = await runLoad(config);
+  const cpu = cpuSeconds(pid) - cpu0;
+  const total = result.requests + result.errors;
+  return {
+    target,
+    phase,
+    concurrency: config.concurrency,
+    result,
+    serverCpuMsPerRequest: (cpu * 1000) / total,
+  };
+};
+
+const cleanup = async (nats: NatsHandle | undefined): Promise<void> => {
+  if (nats) {
+    for await (const name of nats.jsm.streams.names())
+      if (name.startsWith(prefix)) await nats.jsm.streams.delete(name);
+    await nats.close();
+  }
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await client.end();
+  rmSync(workDir, { recursive: true, force: true });
+};
+
+const fmt = (n: number, digits = 1): string => n.toFixed(digits);
+
+const main = async (): Promise<void> => {
+  const key = adminKey();
+  let gateway: { proc: TestProcess; url: string } | undefined;
+  let baseline: { proc: TestProcess; url: string } | undefined;
+  let nats: NatsHandle | undefined;
+  // Interrupted: stop the children (load generators end on their own within `maxSeconds`) and clean up.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      void Promise.allSettled([baseline?.proc.stop(2_000), gateway?.proc.stop(5_000)])
+        .then(() => cleanup(nats))
+        .finally(() => process.exit(130));
+    });
+  try {
+    gateway = await startGateway(key);
+    baseline = await startBaseline();
+    nats = await connectNats({ servers: NATS_URL, name: 'bench-gateway-writer' });
+    const gatewayPid = gateway.proc.pid!;
+    const baselinePid = baseline.proc.pid!;
+
+    const created = await fetch(`${gateway.url}/v1/admin/api-keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ tenantId: 'bench', scopes: ['read', 'submit'], defaultSubnet: 'demo' }),
+    });
+    if (created.status !== 201) throw new Error(`key creation: ${created.status} ${await created.text()}`);
+    const tenantKey = ((await created.json()) as { key: string }).key;
+
+    const submitConfig = (url: string): LoadConfig => ({
+      url,
+      method: 'POST',
+      paths: ['/v1/jobs'],
+      headers: { authorization: `Bearer ${tenantKey}`, 'content-type': 'application/yaml' },
+      body: SPEC_YAML,
+      uniqueIdempotencyKey: true,
+      expectStatus: 202,
+      concurrency: SUBMIT_CONCURRENCY,
+      requests: SUBMISSIONS,
+      collectJobIds: true,
+    });
+    const rows: Row[] = [];
+    console.error(
+      `submitting ${SUBMISSIONS} jobs (${SUBMIT_CONCURRENCY} clients) to the baseline, then the gateway …`,
+    );
+    rows.push(await measure('baseline', 'submit', baselinePid, submitConfig(baseline.url)));
+    const submitted = await measure('gateway', 'submit', gatewayPid, submitConfig(gateway.url));
+    rows.push(submitted);
+    const jobIds = submitted.result.jobIds ?? [];
+    if (jobIds.length === 0) throw new Error('no job was submitted');
+    const getConfig = (url: string): LoadConfig => ({
+      url,
+      method: 'GET',
+      paths: jobIds.map((j) => `/v1/jobs/${j}`),
+      headers: { authorization: `Bearer ${tenantKey}` },
+      expectStatus: 200,
+      concurrency: GET_CONCURRENCY,
+      seconds: GET_SECONDS,
+      warmupSeconds: WARMUP_SECONDS,
+    });
+    console.error(
+      `GET /v1/jobs/{id} for ${GET_SECONDS} s (${GET_CONCURRENCY} clients): baseline, then the gateway with ${EVENTS_PER_SECOND} lifecycle events/s …`,
+    );
+    rows.push(await measure('baseline', 'get', baselinePid, getConfig(baseline.url)));
+    // --events-per-second 0: reads alone (to tell the projections' share of the cost).
+    const writer = startWriter(nats, EVENTS_PER_SECOND > 0 ? jobIds : [], Math.max(1, EVENTS_PER_SECOND));
+    rows.push(await measure('gateway', 'get', gatewayPid, getConfig(gateway.url)));
+    const { published, lastCompleted, seconds: writerSeconds } = await writer.stop();
+
+    // The writer's events reached the read model: the last job it completed reads `completed`.
+    let projected = 'none published';
+    if (lastCompleted) {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const view = (await (
+          await fetch(`${gateway.url}/v1/jobs/${lastCompleted}`, {
+            headers: { authorization: `Bearer ${tenantKey}` },
+          })
+        ).json()) as { status: string };
+        projected = view.status;
+        if (view.status === 'completed' || Date.now() > deadline) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    const gatewayRssMb = procStatus(gatewayPid, 'VmHWM');
+    const baselineRssMb = procStatus(baselinePid, 'VmHWM');
+
+    console.log(
+      '\ntarget    phase    clients  requests  errors   seconds      req/s   p50 ms   p99 ms   max ms  server CPU ms/req  load peak RSS MB',
+    );
+    for (const r of rows)
+      console.log(
+        `${r.target.padEnd(9)} ${r.phase.padEnd(7)} ${String(r.concurrency).padStart(8)} ${String(r.result.requests).padStart(9)} ` +
+          `${String(r.result.errors).padStart(7)} ${fmt(r.result.seconds, 2).padStart(9)} ${fmt(r.result.requestsPerSecond, 0).padStart(10)} ` +
+          `${fmt(r.result.p50Ms, 2).padStart(8)} ${fmt(r.result.p99Ms, 2).padStart(8)} ${fmt(r.result.maxMs, 2).padStart(8)} ` +
+          `${fmt(r.serverCpuMsPerRequest, 2).padStart(18)} ${fmt(r.result.peakRssMb, 0).padStart(17)}`,
+      );
+    const [baseSubmit, gwSubmit, baseGet, gwGet] = rows as [Row, Row, Row, Row];
+    const errorsOf = (r: Row) => (r.result.errors ? ` ${JSON.stringify(r.result.errorKinds)}` : '');
+    console.log(
+      `\npeak RSS: gateway ${fmt(gatewayRssMb, 0)} MB, baseline server ${fmt(baselineRssMb, 0)} MB`,
+    );
+    console.log(
+      `writer: ${published} lifecycle events published during the gateway GET phase (${fmt(published / Math.max(writerSeconds, 1e-9), 0)}/s over ${fmt(writerSeconds, 1)} s, warm-up included); ` +
+        `last completed job reads "${projected}"`,
+    );
+    console.log(
+      `gateway / baseline: submit ${fmt((gwSubmit.result.requestsPerSecond / baseSubmit.result.requestsPerSecond) * 100)}% of req/s, ` +
+        `GET ${fmt((gwGet.result.requestsPerSecond / baseGet.result.requestsPerSecond) * 100)}% of req/s; ` +
+        `p99 ${fmt(gwGet.result.p99Ms / baseGet.result.p99Ms)}× the baseline's`,
+    );
+    const getMet =
+      gwGet.result.requestsPerSecond >= 2000 && gwGet.result.p99Ms < 25 && gwGet.result.errors === 0;
+    const submitMet = gwSubmit.result.requestsPerSecond >= 100 && gwSubmit.result.errors === 0;
+    console.log(
+      `target GET ≥ 2,000 req/s with p99 < 25 ms while jobs run: ${fmt(gwGet.result.requestsPerSecond, 0)} req/s, p99 ${fmt(gwGet.result.p99Ms, 2)} ms → ${getMet ? 'MET' : 'MISSED'}${errorsOf(gwGet)}`,
+    );
+    console.log(
+      `target submissions ≥ 100 jobs/s: ${fmt(gwSubmit.result.requestsPerSecond, 0)} jobs/s → ${submitMet ? 'MET' : 'MISSED'}${errorsOf(gwSubmit)}`,
+    );
+    console.log(
+      `(load generator, gateway, baseline, Postgres and NATS share this machine's ${availableParallelism()} cores; rate limit raised to ${RATE_LIMIT}/s for the run)`,
+    );
+    writeFileSync(
+      resolve(import.meta.dirname, 'results.json'),
+      JSON.stringify(
+        {
+          at: new Date().toISOString(),
+          options: {
+            SUBMISSIONS,
+            SUBMIT_CONCURRENCY,
+            GET_SECONDS,
+            GET_CONCURRENCY,
+            WARMUP_SECONDS,
+            EVENTS_PER_SECOND,
+          },
+          rows: rows.map((r) => ({ ...r, result: { ...r.result, jobIds: undefined } })),
+          gatewayPeakRssMb: gatewayRssMb,
+          baselinePeakRssMb: baselineRssMb,
+          writer: { published, lastCompletedStatus: projected },
+          targets: { getMet, submitMet },
+        },
+        null,
+        2,
+      ),
+    );
+  } catch (error) {
+    if (gateway) console.error(gateway.proc.output.slice(-4000));
+    throw error;
+  } finally {
+    await baseline?.proc.stop(5_000);
+    await gateway?.proc.stop(10_000);
+    await cleanup(nats);
+  }
+};
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
