@@ -220,10 +220,16 @@ const startWriter = (nats: NatsHandle, jobIds: readonly string[], perSecond: num
       await new Promise((r) => setTimeout(r, Math.max(0, due - performance.now())));
     }
   })();
+  // A failed publish ends the writer; it is thrown by stop(), inside main's cleanup, not as an
+  // unhandled rejection that would leave the gateway, its schema and streams behind.
+  let failure: unknown;
+  done.catch((error: unknown) => (failure = error));
   return {
     stop: async () => {
       stopped = true;
-      await done;
+      await done.catch(() => undefined);
+      if (failure !== undefined)
+        throw failure instanceof Error ? failure : new Error(`writer failed: ${JSON.stringify(failure)}`);
       return { published, lastCompleted, seconds: (performance.now() - started) / 1000 };
     },
   };
