@@ -147,6 +147,19 @@ describe('gateway over HTTP (NATS + Postgres)', () => {
     expect((envelope.data.spec as { metadata: { name: string } }).metadata.name).toBe('finetune-h100x4');
   });
 
+  it('takes a burst of concurrent submissions larger than its database pool (no connection deadlock)', async () => {
+    // Each submission holds a pooled connection for its idempotency transaction; anything it needs
+    // from the pool inside it would starve a burst of pool-size requests.
+    const responses = await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        submit(VALID_SPEC_YAML, 'application/yaml', { 'idempotency-key': `burst-${i}` }),
+      ),
+    );
+    expect(responses.map((r) => r.status)).toEqual(Array.from({ length: 24 }, () => 202));
+    const ids = await Promise.all(responses.map(async (r) => ((await r.json()) as Job).jobId));
+    expect(new Set(ids).size).toBe(24);
+  });
+
   it('accepts JSON specs and uses the tenant default subnet', async () => {
     const res = await submit(VALID_SPEC_JSON, 'application/json');
     expect(res.status).toBe(202);

@@ -72,6 +72,10 @@ export class JobsService {
   ): Promise<StoredResponse> {
     const format = specFormatOf(contentType);
     const hash = requestHash('POST', '/v1/jobs', contentType, body);
+    // Read before the idempotency transaction opens: inside it, a second pooled connection would be
+    // needed while the first is held, and a burst of pool-size submissions would wait on each other
+    // for ever.
+    const tenantSubnet = await this.runtime.keys.defaultSubnet(principal.tenantId);
     return this.runtime.idempotency.run(principal.tenantId, idempotencyKey, hash, async (tx) => {
       const parsed = parseEnsembleSpec(body, { format });
       if (!parsed.ok)
@@ -85,8 +89,7 @@ export class JobsService {
           })),
         );
       const spec = parsed.spec;
-      const fallback =
-        (await this.runtime.keys.defaultSubnet(principal.tenantId)) ?? this.runtime.config.defaultSubnet;
+      const fallback = tenantSubnet ?? this.runtime.config.defaultSubnet;
       const terms = deriveJobTerms(spec, fallback);
       if (!terms.ok) throw new InvalidSpecError(terms.errors);
       const jobId = newJobId();
