@@ -37,6 +37,12 @@ export interface BulkOptions {
   readonly padding?: number;
   /** How long to wait for the receiver's report. Default 1 500 ms. */
   readonly timeoutMs?: number;
+  /**
+   * Bursts to try before giving up (null). The burst's last datagram and the receiver's report are
+   * single UDP datagrams: on a busy host either may be dropped, and one lost datagram must not make
+   * the path's throughput unknown. Default 2.
+   */
+  readonly attempts?: number;
 }
 
 interface PeerState {
@@ -176,6 +182,14 @@ export class PathProber {
    * the peer measured in bits/s, or null when its report did not come back in time.
    */
   async measure(peerHex: string, via: string, options: BulkOptions = {}): Promise<number | null> {
+    for (let attempt = 1; attempt <= Math.max(1, options.attempts ?? 2); attempt++) {
+      const bps = await this.#measureOnce(peerHex, via, options);
+      if (bps !== null) return bps;
+    }
+    return null;
+  }
+
+  async #measureOnce(peerHex: string, via: string, options: BulkOptions): Promise<number | null> {
     const state = this.#peers.get(peerHex);
     if (!state) return null;
     const probeId = randomBytes(4).readUInt32BE(0);
