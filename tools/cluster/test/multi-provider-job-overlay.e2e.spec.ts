@@ -16,6 +16,7 @@ import {
   startCluster,
   submitJob,
   SUBNET,
+  providersOnline,
 } from './support/cluster-fixture';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
@@ -110,14 +111,9 @@ describe.skipIf(!ok)('a multi-provider job through the job overlay, edges behind
       'tenant-f7',
       edges.map((e) => e.edgeId),
     );
-    await waitFor(
-      () =>
-        edges.every((e) =>
-          c.events.items.some(
-            (x) => x.type === 'provider.online' && (x.data as { providerId: string }).providerId === e.edgeId,
-          ),
-        ),
-      { timeoutMs: 60_000, description: 'both providers online' },
+    await providersOnline(
+      c,
+      edges.map((e) => e.edgeId),
     );
   }, 300_000);
 

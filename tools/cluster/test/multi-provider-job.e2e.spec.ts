@@ -20,6 +20,7 @@ import {
   startCluster,
   submitJob,
   SUBNET,
+  providersOnline,
 } from './support/cluster-fixture';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
@@ -75,14 +76,9 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
       'tenant-e2e',
       edges.map((e) => e.edgeId),
     );
-    await waitFor(
-      () =>
-        edges.every((e) =>
-          c.events.items.some(
-            (x) => x.type === 'provider.online' && (x.data as { providerId: string }).providerId === e.edgeId,
-          ),
-        ),
-      { timeoutMs: 60_000, description: 'both providers online' },
+    await providersOnline(
+      c,
+      edges.map((e) => e.edgeId),
     );
   }, 300_000);
 

@@ -1,6 +1,5 @@
 import { type PayloadOf, type JobPlaced } from '@gpunet/contracts';
 import { parseEnsembleSpec } from '@gpunet/ensemble-spec';
-import { waitFor } from '@gpunet/testing';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +12,7 @@ import {
   startCluster,
   submitJob,
   SUBNET,
+  providersOnline,
 } from './support/cluster-fixture';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
@@ -56,14 +56,9 @@ describe('placement pipeline: settlement → discovery → scheduler → edges (
     );
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
     // Both edges are known to discovery before the job arrives.
-    await waitFor(
-      () =>
-        edges.every((e) =>
-          c.events.items.some(
-            (x) => x.type === 'provider.online' && (x.data as { providerId: string }).providerId === e.edgeId,
-          ),
-        ),
-      { timeoutMs: 60_000, description: 'both providers online' },
+    await providersOnline(
+      c,
+      edges.map((e) => e.edgeId),
     );
     await submitJob(c, { jobId: 'job-pipe-1', tenantId: 'tenant-a', spec: parsed.spec, gpus: 4 });
     await c.events.waitFor((e) => e.type === 'job.funded', { timeoutMs: 60_000 });

@@ -1,6 +1,6 @@
 import { type Envelope, JobSubmitted, prefixSubject } from '@gpunet/contracts';
 import type { NormalizedSpec } from '@gpunet/ensemble-spec';
-import { EventCollector, type NatsTestContext, useNats } from '@gpunet/testing';
+import { EventCollector, type NatsTestContext, useNats, waitFor } from '@gpunet/testing';
 import { jetstream } from '@nats-io/jetstream';
 import { Client } from 'pg';
 import { type ControlPlaneService, DevCluster, openDevEconomy, publishAs } from '../../src';
@@ -106,3 +106,15 @@ export const submitJob = (
     submittedAt: new Date().toISOString(),
     spec: job.spec,
   });
+
+/** Resolves once discovery has announced every given provider online. */
+export const providersOnline = (c: ClusterUnderTest, providerIds: readonly string[]): Promise<unknown> =>
+  waitFor(
+    () =>
+      providerIds.every((id) =>
+        c.events.items.some(
+          (x) => x.type === 'provider.online' && (x.data as { providerId: string }).providerId === id,
+        ),
+      ),
+    { timeoutMs: 60_000, description: 'every provider online' },
+  );
