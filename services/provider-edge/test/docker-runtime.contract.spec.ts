@@ -392,8 +392,16 @@ print('done', flush=True)
 
       await runtime.removeJobSandbox(jobId);
       await runtime.removeJobSandbox(jobId);
-      // The host end went with the sandbox's namespace.
-      await expect(exec('ip', ['link', 'show', `${ifname}h`])).rejects.toThrow();
+      // The host end goes with the sandbox's namespace (the kernel tears a namespace down
+      // asynchronously after its last process exits).
+      await waitFor(
+        () =>
+          exec('ip', ['link', 'show', `${ifname}h`]).then(
+            () => false,
+            () => true,
+          ),
+        { timeoutMs: 15_000, description: `${ifname}h removed with the sandbox's namespace` },
+      );
       await expect(engine.getContainer(sandbox.id).inspect()).rejects.toMatchObject({ statusCode: 404 });
     });
 
