@@ -18,9 +18,27 @@ const excerpt = (message) =>
     .split('\n')
     .map((l) => l.trim())
     .filter(Boolean)
-    .slice(0, 6)
+    .slice(0, 14)
     .join('\n      ')
-    .slice(0, 1200);
+    .slice(0, 2400);
+// Errors of describe blocks and modules (vitest-suite-errors-reporter.mjs), by file.
+const suiteErrors = new Map();
+const collectSuiteErrors = (dir) => {
+  if (!existsSync(dir)) return;
+  for (const entry of readdirSync(dir)) {
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) collectSuiteErrors(path);
+    else if (entry.endsWith('.suite-errors'))
+      for (const e of JSON.parse(readFileSync(path, 'utf8'))) {
+        const chain = [];
+        for (let err = e.error; err !== undefined && chain.length < 4; err = err.cause)
+          chain.push(`${String(err.name).replace(/^Caused by: /, '')}: ${err.message}`);
+        const text = `${e.suite ?? '(module)'}: ${chain.join('\n      caused by ')}\n${e.error.stack}`;
+        suiteErrors.set(e.file, [...(suiteErrors.get(e.file) ?? []), text]);
+      }
+  }
+};
+collectSuiteErrors(root);
 const walk = (dir) => {
   if (!existsSync(dir)) return;
   for (const entry of readdirSync(dir)) {
@@ -35,7 +53,8 @@ const walk = (dir) => {
       for (const suite of report.testResults ?? []) {
         if (suite.status === 'failed' && (suite.assertionResults ?? []).every((a) => a.status !== 'failed')) {
           failed += 1;
-          failures.push(`${suite.name}: ${excerpt(suite.message ?? 'suite failed')}`);
+          const why = [suite.message, ...(suiteErrors.get(suite.name) ?? [])].filter(Boolean).join('\n');
+          failures.push(`${suite.name}: ${excerpt(why || 'suite failed')}`);
         }
         for (const a of suite.assertionResults ?? []) {
           if (a.status === 'failed')

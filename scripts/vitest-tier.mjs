@@ -23,6 +23,11 @@ const args = [
   '--reporter=default',
   '--reporter=json',
   `--outputFile.json=${join(reportDir, `${project}.json`)}`,
+  // Errors of a describe block or module (a failed beforeAll), which the JSON report leaves out.
+  '--reporter=./scripts/vitest-suite-errors-reporter.mjs',
 ];
-const result = spawnSync('npx', args, { stdio: 'inherit' });
+const result = spawnSync('npx', args, {
+  stdio: 'inherit',
+  env: { ...process.env, GPUNET_SUITE_ERRORS_FILE: join(reportDir, `${project}.suite-errors`) },
+});
 process.exit(result.status ?? 1);
