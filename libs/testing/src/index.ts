@@ -34,7 +34,7 @@ export {
   type StartNatsServerOptions,
 } from './infra/nats-server';
 export {
-  disableRyukUnlessConfigured,
+  configureTestcontainers,
   dockerAvailable,
   DockerUnavailableError,
   type NatsContainer,

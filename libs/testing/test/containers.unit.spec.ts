@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { disableRyukUnlessConfigured, dockerAvailable, DockerUnavailableError, requireDocker } from '../src';
+import { configureTestcontainers, dockerAvailable, DockerUnavailableError, requireDocker } from '../src';
 
 // A socket path that cannot exist: Docker "does not answer".
 const NOWHERE = `unix:///tmp/gpunet-no-docker-${process.pid}.sock`;
@@ -36,10 +36,32 @@ describe('docker detection', () => {
 
   it('disables Ryuk unless the environment already decided', () => {
     vi.stubEnv('TESTCONTAINERS_RYUK_DISABLED', undefined);
-    disableRyukUnlessConfigured();
+    configureTestcontainers();
     expect(process.env['TESTCONTAINERS_RYUK_DISABLED']).toBe('true');
     vi.stubEnv('TESTCONTAINERS_RYUK_DISABLED', 'false');
-    disableRyukUnlessConfigured();
+    configureTestcontainers();
     expect(process.env['TESTCONTAINERS_RYUK_DISABLED']).toBe('false');
+  });
+
+  it("reaches a local engine's containers on 127.0.0.1, where their ports are published", () => {
+    vi.stubEnv('TESTCONTAINERS_HOST_OVERRIDE', undefined);
+    vi.stubEnv('DOCKER_HOST', undefined);
+    configureTestcontainers();
+    expect(process.env['TESTCONTAINERS_HOST_OVERRIDE']).toBe('127.0.0.1');
+    vi.stubEnv('TESTCONTAINERS_HOST_OVERRIDE', undefined);
+    vi.stubEnv('DOCKER_HOST', 'unix:///run/user/1000/docker.sock');
+    configureTestcontainers();
+    expect(process.env['TESTCONTAINERS_HOST_OVERRIDE']).toBe('127.0.0.1');
+  });
+
+  it('leaves the host to testcontainers for a remote engine, and an explicit override alone', () => {
+    vi.stubEnv('TESTCONTAINERS_HOST_OVERRIDE', undefined);
+    vi.stubEnv('DOCKER_HOST', 'tcp://docker.internal:2375');
+    configureTestcontainers();
+    expect(process.env['TESTCONTAINERS_HOST_OVERRIDE']).toBeUndefined();
+    vi.stubEnv('DOCKER_HOST', undefined);
+    vi.stubEnv('TESTCONTAINERS_HOST_OVERRIDE', '10.0.0.5');
+    configureTestcontainers();
+    expect(process.env['TESTCONTAINERS_HOST_OVERRIDE']).toBe('10.0.0.5');
   });
 });

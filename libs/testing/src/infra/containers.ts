@@ -47,7 +47,7 @@ export class DockerUnavailableError extends Error {
  * ```
  */
 export const requireDocker = async (suite: string): Promise<boolean> => {
-  disableRyukUnlessConfigured();
+  configureTestcontainers();
   if (await dockerAvailable()) return true;
   const why =
     `${suite}: Docker does not answer (${JSON.stringify(dockerEndpoint())}). ` +
@@ -65,11 +65,21 @@ const isCi = (): boolean => {
 };
 
 /**
- * The Ryuk reaper image cannot be pulled without a registry, so containers are stopped explicitly
- * instead. Respects an explicit setting (online CI may want Ryuk).
+ * Settles two testcontainers defaults that do not fit here; an explicit setting of either wins.
+ *
+ * - Ryuk: its reaper image cannot be pulled without a registry, so containers are stopped
+ *   explicitly instead (`TESTCONTAINERS_RYUK_DISABLED=true`; online CI may want Ryuk).
+ * - The host that mapped ports are reached on: every port is published on 127.0.0.1 only (never on
+ *   the network), so against the local engine that is the host (`TESTCONTAINERS_HOST_OVERRIDE`).
+ *   Left alone, testcontainers sees `/.dockerenv` (these machines have one), decides it runs in a
+ *   container and uses the bridge's gateway — 172.17.0.1 once the engine has restarted and reports
+ *   it — where nothing is published: every container then "never starts listening".
+ *
+ * Call it before the first container (testcontainers reads both once); the helpers here do.
  */
-export const disableRyukUnlessConfigured = (): void => {
+export const configureTestcontainers = (): void => {
   process.env['TESTCONTAINERS_RYUK_DISABLED'] ??= 'true';
+  if ('socketPath' in dockerEndpoint()) process.env['TESTCONTAINERS_HOST_OVERRIDE'] ??= '127.0.0.1';
 };
 
 type PortBindings = Record<string, Array<{ HostIp?: string; HostPort?: string }> | undefined>;
@@ -153,7 +163,7 @@ export interface NatsContainer {
 
 /** Starts NATS (JetStream by default) in a container on loopback-mapped ports; `stop()` it in `afterAll`. */
 export const startNatsContainer = async (options: NatsContainerOptions = {}): Promise<NatsContainer> => {
-  disableRyukUnlessConfigured();
+  configureTestcontainers();
   const { image = 'nats:2', jetstream = true, args = [] } = options;
   const command = [...(jetstream ? ['-js'] : []), '-m', '8222', ...args];
   let container: StartedTestContainer;
@@ -210,7 +220,7 @@ export interface PostgresContainer {
 export const startPostgresContainer = async (
   options: PostgresContainerOptions = {},
 ): Promise<PostgresContainer> => {
-  disableRyukUnlessConfigured();
+  configureTestcontainers();
   const { image = 'postgres:16', database = 'test', username = 'test', password = 'test' } = options;
   let container: StartedPostgreSqlContainer;
   try {
