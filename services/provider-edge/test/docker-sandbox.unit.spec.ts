@@ -271,6 +271,49 @@ describe('NVIDIA device requests on recorded multi-GPU inventories: exact UUIDs,
   });
 });
 
+describe('simulated GPUs (a declared inventory): no device, and labelled simulated', () => {
+  const sim = ['SIM-alpha-0', 'SIM-alpha-1'];
+
+  it('requests no device, hides CUDA, names the reserved GPUs in GPUNET_SIMULATED_GPUS and labels the container', () => {
+    const o = rankContainerOptions(input({ simulatedGpus: true }, { gpuUuids: sim, gpuVendor: 'nvidia' }));
+    expect(o.HostConfig!.DeviceRequests).toEqual([]);
+    expect(o.HostConfig!.Devices).toEqual([]);
+    expect(o.Env).toEqual(
+      expect.arrayContaining([
+        'NVIDIA_VISIBLE_DEVICES=void',
+        'CUDA_VISIBLE_DEVICES=',
+        'GPUNET_SIMULATED_GPUS=SIM-alpha-0,SIM-alpha-1',
+      ]),
+    );
+    expect(o.Labels![LABEL.gpus]).toBe('simulated');
+  });
+
+  it('keeps the variable out of the spec’s hands, and a real host’s rank unlabelled', () => {
+    const o = rankContainerOptions(
+      input(
+        { simulatedGpus: true },
+        { gpuUuids: sim, gpuVendor: 'nvidia', env: { GPUNET_SIMULATED_GPUS: 'GPU-x' } },
+      ),
+    );
+    expect(o.Env).toContain('GPUNET_SIMULATED_GPUS=SIM-alpha-0,SIM-alpha-1');
+    expect(o.Env).not.toContain('GPUNET_SIMULATED_GPUS=GPU-x');
+    expect(rankContainerOptions(input()).Labels![LABEL.gpus]).toBeUndefined();
+  });
+
+  it('still refuses a GPU listed twice; on a real host the same ids are refused as not NVIDIA UUIDs', () => {
+    expect(
+      startError(() =>
+        rankContainerOptions(
+          input({ simulatedGpus: true }, { gpuUuids: [sim[0]!, sim[0]!], gpuVendor: 'nvidia' }),
+        ),
+      ).field,
+    ).toBe('gpuUuids');
+    expect(
+      startError(() => rankContainerOptions(input({}, { gpuUuids: sim, gpuVendor: 'nvidia' }))).field,
+    ).toBe('gpuUuids[0]');
+  });
+});
+
 describe('AMD devices on recorded inventories: /dev/kfd plus the reserved render nodes', () => {
   const mi250x = parseRocmSmiJson(fixture('amd', 'mi250x-8gcd.rocm-smi.json')).value;
   /*

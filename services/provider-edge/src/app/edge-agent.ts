@@ -34,7 +34,7 @@ import {
   runTorchBenchmark,
   simulatedProfile,
 } from '@gpunet/edge-bench';
-import { type EdgeAttachSettings, EdgeOverlayAgent } from '@gpunet/overlay';
+import { type EdgeAttachSettings, EdgeOverlayAgent, type NetnsRef } from '@gpunet/overlay';
 import type { Msg, Subscription } from '@nats-io/nats-core';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
@@ -182,6 +182,10 @@ export const digestOf = (value: unknown): string =>
 const inventoryDigest = (d: Pick<Detection, 'inventory' | 'host'>): string =>
   digestOf({ inventory: d.inventory, host: hostIdentity(d.host) });
 
+/** How a rank launch names the job's namespace (`RankLaunch.netns`): by name, or `pid:<n>`. */
+const rankNetnsOf = (ref: NetnsRef | null): string | null =>
+  ref === null ? null : 'name' in ref ? ref.name : `pid:${ref.pid}`;
+
 /**
  * The provider edge: detects its hardware, validates its policy, registers (signed) with the control
  * plane, reports changes, heartbeats, and answers reservation commands after re-checking its policy.
@@ -306,7 +310,7 @@ export class EdgeAgent {
     ];
     this.startBenchmarkAgent(this.link);
     // Before the rank agent: a rank start naming the job's overlay finds its namespace here.
-    await this.startOverlayAgent(this.link);
+    await this.startOverlayAgent(this.link, rankRuntimes);
     await this.startRankAgent(this.link, rankRuntimes);
     await this.link.nc.flush();
     await this.register();
@@ -540,15 +544,20 @@ export class EdgeAgent {
     return this.overlayAgent;
   }
 
-  /** Mounts the job overlay agent (F7) on the edge's connection, when enabled. */
-  private async startOverlayAgent(link: EdgeLink): Promise<void> {
+  /**
+   * Mounts the job overlay agent (F7) on the edge's connection, when enabled. A runtime that makes
+   * its jobs' namespaces itself (docker's job sandbox) supplies them; else the agent names its own.
+   */
+  private async startOverlayAgent(link: EdgeLink, runtimes: readonly RankRuntime[]): Promise<void> {
     const options = this.options.overlay;
     if (!options?.enabled) return;
+    const jobNetworks = runtimes.find((r) => r.jobNetworks !== undefined)?.jobNetworks;
     this.overlayAgent = new EdgeOverlayAgent({
       nc: link.nc,
       edgeId: this.edgeId,
       prefix: this.prefix,
       ...(options.netnsPrefix === undefined ? {} : { netnsPrefix: options.netnsPrefix }),
+      ...(jobNetworks === undefined ? {} : { rankNamespaces: jobNetworks }),
       ...(options.attach ? { attach: options.attach } : {}),
       ...(options.probeWindowMs === undefined ? {} : { connect: { windowMs: options.probeWindowMs } }),
       log: (level, message, fields) => this.log(level, message, fields),
@@ -707,7 +716,7 @@ export class EdgeAgent {
       ...(options.netnsOf
         ? { netnsOf: options.netnsOf }
         : this.overlayAgent
-          ? { netnsOf: (jobId: string) => this.overlayAgent?.netnsFor(jobId) ?? null }
+          ? { netnsOf: (jobId: string) => rankNetnsOf(this.overlayAgent?.rankNetnsFor(jobId) ?? null) }
           : {}),
       ...(options.jobFiles ? { jobFiles: options.jobFiles } : {}),
       host: {

@@ -30,6 +30,8 @@ export const LABEL = {
   imageRef: 'org.gpunet.image.ref',
   imageId: 'org.gpunet.image.id',
   imageDigest: 'org.gpunet.image.digest',
+  /** `simulated` on a rank whose reserved GPUs are simulated (no device was given). */
+  gpus: 'org.gpunet.gpus',
 } as const;
 
 /** What the provider allows a rank container, whatever its spec asks for. */
@@ -204,10 +206,38 @@ export interface RankContainerInput {
   readonly network: { readonly mode: 'none' } | { readonly mode: 'container'; readonly id: string };
   readonly limits: SandboxLimits;
   readonly amd: AmdDevices;
+  /** The host's GPUs are simulated (a declared inventory): see `simulatedGpuAccess`. Default false. */
+  readonly simulatedGpus?: boolean;
 }
 
+/**
+ * GPU access on a host whose GPUs are simulated (`provider-edge start --simulate`, development and
+ * CI): there is no device to give, so the container gets none, sees no CUDA device, and finds the
+ * reserved (simulated) ids in `GPUNET_SIMULATED_GPUS` — simulated, and saying so, like the inventory
+ * it came from. The container is labelled `org.gpunet.gpus=simulated`.
+ */
+export const simulatedGpuAccess = (launch: Pick<RankLaunch, 'gpuUuids'>): GpuAccess => {
+  if (new Set(launch.gpuUuids).size !== launch.gpuUuids.length)
+    throw new RankStartError('gpuUuids: a GPU is listed twice', 'gpuUuids');
+  return {
+    deviceRequests: [],
+    devices: [],
+    groupAdd: [],
+    env: {
+      NVIDIA_VISIBLE_DEVICES: 'void',
+      CUDA_VISIBLE_DEVICES: '',
+      GPUNET_SIMULATED_GPUS: launch.gpuUuids.join(','),
+    },
+  };
+};
+
 /** Env names a spec may not set: the sandbox decides them. */
-const RESERVED_ENV = new Set(['NVIDIA_VISIBLE_DEVICES', 'NVIDIA_DRIVER_CAPABILITIES', 'LD_PRELOAD']);
+const RESERVED_ENV = new Set([
+  'NVIDIA_VISIBLE_DEVICES',
+  'NVIDIA_DRIVER_CAPABILITIES',
+  'LD_PRELOAD',
+  'GPUNET_SIMULATED_GPUS',
+]);
 
 /**
  * The create options of one rank's container. Throws `RankStartError` (naming the field) for a
@@ -247,7 +277,7 @@ export const rankContainerOptions = (input: RankContainerInput): ContainerCreate
   const workingDir = toContainerPath(launch.workspace, launch.workingDir);
   if (workingDir === null || launch.workingDir.split('/').includes('..'))
     throw new RankStartError('workingDir: must lie inside the workspace', 'workingDir');
-  const gpu = gpuAccess(launch, input.amd);
+  const gpu = input.simulatedGpus === true ? simulatedGpuAccess(launch) : gpuAccess(launch, input.amd);
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(launch.env)) {
     if (RESERVED_ENV.has(name)) continue;
@@ -268,6 +298,7 @@ export const rankContainerOptions = (input: RankContainerInput): ContainerCreate
     [LABEL.imageRef]: input.image.ref,
     [LABEL.imageId]: input.image.id,
     ...(input.image.digest === null ? {} : { [LABEL.imageDigest]: input.image.digest }),
+    ...(input.simulatedGpus === true && launch.gpuUuids.length > 0 ? { [LABEL.gpus]: 'simulated' } : {}),
   };
   return {
     name: rankContainerName(input.edgeId, launch),

@@ -8,7 +8,7 @@
 import type { Host } from '@gpunet/contracts';
 import type { Policy } from '../domain/policy/policy';
 import { type InventoryGpu, readAmdDevices } from './docker-host';
-import type { SandboxLimits } from './docker-sandbox';
+import { NO_AMD_DEVICES, type SandboxLimits } from './docker-sandbox';
 import { DockerRuntime, type DockerRuntimeLog, type DockerRuntimeOptions } from './docker.runtime';
 
 /** The part of the edge's `RankRuntimeContext` the docker runtime needs. */
@@ -16,7 +16,7 @@ export interface DockerRuntimeContext {
   readonly edgeId: string;
   readonly policy: Pick<Policy, 'images' | 'reserveCpuMillicores' | 'reserveMemoryBytes'>;
   readonly host: Pick<Host, 'cpu' | 'memoryBytes'>;
-  readonly inventory: { readonly gpus: readonly InventoryGpu[] };
+  readonly inventory: { readonly gpus: readonly InventoryGpu[]; readonly simulated: boolean };
   readonly log: DockerRuntimeLog;
 }
 
@@ -37,14 +37,23 @@ export const createDockerRuntime = async (
   context: DockerRuntimeContext,
   overrides: Partial<DockerRuntimeOptions> = {},
 ): Promise<DockerRuntime> => {
-  const amd = await readAmdDevices(context.inventory.gpus);
+  const simulated = context.inventory.simulated;
+  const amd = simulated
+    ? { devices: NO_AMD_DEVICES, problems: [] }
+    : await readAmdDevices(context.inventory.gpus);
   for (const problem of amd.problems)
     context.log('warn', 'an AMD GPU cannot be given to containers', { problem });
+  if (simulated)
+    context.log(
+      'warn',
+      'simulated GPUs: rank containers get no GPU device (GPUNET_SIMULATED_GPUS names the reserved ones)',
+    );
   return new DockerRuntime({
     edgeId: context.edgeId,
     allowedImages: context.policy.images,
     limits: sandboxLimitsFor(context.policy, context.host),
     amd: amd.devices,
+    simulatedGpus: simulated,
     log: context.log,
     ...overrides,
   });

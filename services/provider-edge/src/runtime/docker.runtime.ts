@@ -22,6 +22,7 @@ import {
   sandboxContainerOptions,
 } from './docker-sandbox';
 import {
+  type JobNetworkProvider,
   type RankExit,
   type RankLaunch,
   type RankRuntime,
@@ -45,6 +46,11 @@ export interface DockerRuntimeOptions {
   readonly limits: SandboxLimits;
   /** AMD device files of this host (`readAmdDevices(inventory)`); default none. */
   readonly amd?: AmdDevices;
+  /**
+   * The host's GPUs are simulated (a declared inventory): ranks get no GPU device, since there is
+   * none, and find their reserved ids in `GPUNET_SIMULATED_GPUS` (`simulatedGpuAccess`). Default false.
+   */
+  readonly simulatedGpus?: boolean;
   /** Pull an allowed image that is not present. Default true; offline hosts fail fast either way. */
   readonly pull?: boolean;
   /** Longest a pull may take. Default 15 min. */
@@ -137,6 +143,11 @@ export class DockerRuntime implements RankRuntime {
   private readonly log: DockerRuntimeLog;
   private readonly sandboxes = new Map<string, Promise<JobSandbox>>();
   private gpuSupport: Promise<ContainerGpuSupport> | undefined;
+  /** Each job's ranks share the namespace of its sandbox container; the overlay attaches there. */
+  readonly jobNetworks: JobNetworkProvider = {
+    acquire: async (jobId) => ({ pid: (await this.jobSandbox(jobId)).pid }),
+    release: (jobId) => this.removeJobSandbox(jobId),
+  };
 
   constructor(private readonly options: DockerRuntimeOptions) {
     this.docker = options.docker ?? new Docker();
@@ -226,7 +237,7 @@ export class DockerRuntime implements RankRuntime {
 
   async start(launch: RankLaunch): Promise<DockerRunningRank> {
     if (launch.image === null) throw new RankStartError('image: the docker runtime needs an image', 'image');
-    if (launch.gpuVendor === 'nvidia' && launch.gpuUuids.length > 0) {
+    if (launch.gpuVendor === 'nvidia' && launch.gpuUuids.length > 0 && this.options.simulatedGpus !== true) {
       this.gpuSupport ??= probeContainerGpuSupport(this.docker);
       const support = await this.gpuSupport;
       if (!support.nvidia.available)
@@ -269,6 +280,7 @@ export class DockerRuntime implements RankRuntime {
       network,
       limits: this.options.limits,
       amd: this.options.amd ?? NO_AMD_DEVICES,
+      simulatedGpus: this.options.simulatedGpus === true,
     });
     // The workspace and the directories down to the working directory belong to the rank's user
     // (the agent created them as the edge's, 0700). Not recursive: files of earlier attempts are the

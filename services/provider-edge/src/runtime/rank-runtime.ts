@@ -42,7 +42,11 @@ export interface RankLaunch {
     readonly memoryBytes: number;
     readonly pids: number | null;
   };
-  /** Named network namespace the rank runs in (the job's overlay); null: the host's network. */
+  /**
+   * Network namespace the rank runs in (the job's overlay): a named one (`ip netns`, the process
+   * runtime), or `pid:<n>` for one the runtime provided itself (`jobNetworks`: docker's job
+   * sandbox). Null: no job network (the host's for the process runtime, none for docker).
+   */
   readonly netns: string | null;
   /** Labels that identify what the runtime created as gpunet's (containers, cgroups, pid files). */
   readonly labels: Readonly<Record<string, string>>;
@@ -68,8 +72,22 @@ export interface RunningRank {
   stop(graceMs: number): Promise<RankExit>;
 }
 
+/**
+ * A runtime that makes each job's network namespace itself (docker: the job's sandbox container,
+ * whose namespace every rank container of the job joins). The edge's overlay agent attaches the
+ * job's interface there instead of in a named namespace of its own.
+ */
+export interface JobNetworkProvider {
+  /** The namespace of the job's ranks on this host (its holder's pid), created on first call. */
+  acquire(jobId: string): Promise<{ readonly pid: number }>;
+  /** Removes it; idempotent (also for a job it never saw). */
+  release(jobId: string): Promise<void>;
+}
+
 export interface RankRuntime {
   readonly kind: 'process' | 'docker';
+  /** Set when the runtime provides its jobs' network namespaces (see `JobNetworkProvider`). */
+  readonly jobNetworks?: JobNetworkProvider;
   /** Null when the runtime can run ranks here; else why not (for RUNTIME_UNAVAILABLE). */
   unavailable(): Promise<string | null>;
   /** Starts the rank; rejects with a `RankStartError` when it cannot be created. */
