@@ -10,6 +10,9 @@
 #   gpunet/job-base:torch-cpu  gpunet's own base image for job ranks (not a stand-in): Debian
 #                           bookworm minbase + python3 + python3-torch (CPU), user 65532. Rebuilt
 #                           when its content hash (job-base/packages.txt, Dockerfile, suite) changes.
+#   gpunet/examples:torch-cpu  job-base + docs/examples/jobs under /opt/gpunet/examples: the example
+#                           jobs' code in an image, for containerized jobs. Rebuilt when a job
+#                           file, its Dockerfile or job-base changes.
 #
 # Every stand-in carries the label org.gpunet.standin=true and org.gpunet.standin.real-version.
 # An image that already exists is left alone (a real upstream image is never overwritten) unless
@@ -17,7 +20,7 @@
 # <repo>/.cache/images) so that --force or a rebuild after `docker system prune` skips debootstrap;
 # --refresh runs debootstrap again (newer Debian packages) and implies --force.
 #
-# Usage: build-standins.sh [--force | --refresh] [--only nats|postgres|job-base]
+# Usage: build-standins.sh [--force | --refresh] [--only nats|postgres|job-base|examples]
 # Env:   GPUNET_IMAGE_CACHE  cache directory;  DEBIAN_MIRROR  overrides the mirror found in
 #        /etc/apt/sources.list*;  DEBIAN_SUITE  (default bookworm)
 set -euo pipefail
@@ -33,8 +36,8 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --force) force=1 ;;
     --refresh) refresh=1; force=1 ;;
-    --only) only="${2:?--only needs nats, postgres or job-base}"; shift ;;
-    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
+    --only) only="${2:?--only needs nats, postgres, job-base or examples}"; shift ;;
+    -h | --help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "build-standins: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -290,16 +293,40 @@ SOURCES
   done
 }
 
+# gpunet/examples: docs/examples/jobs on job-base, for containerized example jobs. Its content hash
+# covers the job files, its Dockerfile and the base image's id, so an edit to any rebuilds it.
+build_examples() {
+  local tag=gpunet/examples:torch-cpu base=gpunet/job-base:torch-cpu jobs="$repo/docs/examples/jobs" hash
+  image_exists "$base" || build_job_base
+  hash="$({ docker image inspect "$base" --format '{{.Id}}'; cat "$here/examples/Dockerfile";
+    (cd "$jobs" && find . -type f | LC_ALL=C sort | xargs sha256sum); } | sha256sum | cut -c1-16)"
+  if [ "$force" = 0 ] && image_exists "$tag" &&
+    [ "$(docker image inspect "$tag" --format '{{ index .Config.Labels "org.gpunet.image.content-hash" }}')" = "$hash" ]; then
+    step "$tag exists with content hash $hash (use --force to rebuild)"
+    return
+  fi
+  local ctx="$work/examples"
+  mkdir -p "$ctx"
+  cp "$here/examples/Dockerfile" "$ctx/"
+  cp -r "$jobs" "$ctx/jobs"
+  # World-readable: ranks run as uid 65532, and a checkout's umask may be stricter.
+  chmod -R a+rX "$ctx/jobs"
+  docker_build --build-arg "BASE=$base" --build-arg "CONTENT_HASH=$hash" -t "$tag" "$ctx" >/dev/null
+  step "$tag built (content hash $hash)"
+}
+
 case "$only" in
-  "") build_nats; build_postgres; build_job_base ;;
+  "") build_nats; build_postgres; build_job_base; build_examples ;;
   nats) build_nats ;;
   postgres) build_postgres ;;
   job-base) build_job_base ;;
-  *) echo "build-standins: --only takes nats, postgres or job-base" >&2; exit 2 ;;
+  examples) build_examples ;;
+  *) echo "build-standins: --only takes nats, postgres, job-base or examples" >&2; exit 2 ;;
 esac
 # Older builds of a stand-in lose their tag on rebuild; drop them.
 docker image prune -f --filter label=org.gpunet.standin=true >/dev/null
 docker image prune -f --filter label=org.gpunet.image=job-base >/dev/null
+docker image prune -f --filter label=org.gpunet.image=examples >/dev/null
 step "done"
 docker image ls --filter label=org.gpunet.standin=true --format '  {{.Repository}}:{{.Tag}}  {{.Size}}'
 docker image ls --filter label=org.gpunet.image --format '  {{.Repository}}:{{.Tag}}  {{.Size}}'
