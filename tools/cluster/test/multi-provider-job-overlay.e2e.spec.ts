@@ -1,28 +1,16 @@
-import { type PayloadOf, type JobCompleted, type JobPlaced, type RankLogChunk } from '@gpunet/contracts';
-import { parseEnsembleSpec } from '@gpunet/ensemble-spec';
-import { buildInternet, type Internet, requireTestbed, run, Testbed } from '@gpunet/netns-testbed';
-import { generateAdmissionKeys, rankNetnsName } from '@gpunet/overlay';
+import { requireTestbed, run } from '@gpunet/netns-testbed';
+import { rankNetnsName } from '@gpunet/overlay';
 import { waitFor } from '@gpunet/testing';
-import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NamespaceBridge, ServiceProcess, type SimulatedEdge, startSimulatedEdge } from '../src';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import {
-  type ClusterUnderTest,
-  openEconomy,
-  rtxHost,
-  startCluster,
-  submitJob,
-  SUBNET,
-  providersOnline,
-} from './support/cluster-fixture';
+  exampleSpec,
+  type OverlayCluster,
+  ROOT,
+  runDdpJobThroughOverlay,
+  startOverlayCluster,
+} from './support/overlay-cluster';
 
-const ROOT = join(import.meta.dirname, '..', '..', '..');
 const SPEC = 'docs/examples/15-multi-provider-ddp.yaml';
-const RELAY_PORT = 8443;
-const STUN_PORTS = [3478, 3479];
 const JOB = 'job-e2e-ddp-overlay';
 
 /*
@@ -31,198 +19,32 @@ const JOB = 'job-e2e-ddp-overlay';
  * can be punched) with a relay in public. Execution runs with EXECUTION_NETWORK=overlay: before the
  * ranks start it has both edges attach the job's WireGuard network (`gpunet0` in a rank namespace
  * each edge creates), connect through the relay, and publishes the job's path report; the ranks run
- * in those namespaces and rendezvous at rank 0's overlay address. The edges enter their host's
- * namespace with `nsenter --net` (not `ip netns exec`): the rank namespaces they create must be
- * visible machine-wide.
+ * in those namespaces (process runtime) and rendezvous at rank 0's overlay address. The same job in
+ * containers: containerized-job.e2e.spec.ts.
  */
 const ok = await requireTestbed('multi-provider job over the overlay (F6 + F7 end to end)', ['wireguard-go']);
 
 describe.skipIf(!ok)('a multi-provider job through the job overlay, edges behind symmetric NATs', () => {
-  let c: ClusterUnderTest;
-  let tb: Testbed;
-  let net: Internet;
-  let bridge: NamespaceBridge;
-  let relay: ServiceProcess;
-  let keyDir: string;
-  let netnsPrefixes: string[] = [];
-  const edges: SimulatedEdge[] = [];
+  let oc: OverlayCluster;
 
   beforeAll(async () => {
-    tb = await Testbed.create('f7e2e');
-    net = await buildInternet(tb, {
-      sites: [
-        { name: 'a', nat: 'symmetric', hosts: ['alpha'] },
-        { name: 'b', nat: 'symmetric', hosts: ['beta'] },
-      ],
-      public: ['relay'],
-    });
-    const keys = generateAdmissionKeys();
-    relay = new ServiceProcess({
-      name: 'relay',
-      main: 'services/relay/src/main.ts',
-      netns: net.host('relay').ns,
-      env: {
-        RELAY_ID: 'relay-1',
-        RELAY_PORT: String(RELAY_PORT),
-        RELAY_STUN_PORTS: STUN_PORTS.join(','),
-        RELAY_VERIFY_KEYS: keys.verifyKey,
-        METRICS_PORT: '9464',
-      },
-      ready: /relay started/,
-    });
-    await relay.start();
-    keyDir = await mkdtemp(join(tmpdir(), 'gpunet-f7e2e-'));
-    await writeFile(join(keyDir, 'admission.key'), `${keys.signingKey}\n`, { mode: 0o600 });
-    c = await startCluster('f7e2e', ['settlement', 'discovery', 'scheduler', 'execution'], {
-      execution: {
-        EXECUTION_USAGE_PERIOD: '2s',
-        EXECUTION_START_BARRIER: '3m',
-        EXECUTION_TICK: '500ms',
-        // Attach and connect (STUN, the probe window, the relay) take longer than a rank command.
-        EXECUTION_EDGE_TIMEOUT: '10s',
-        EXECUTION_NETWORK: 'overlay',
-        EXECUTION_OVERLAY_RELAYS: `relay-1=${net.host('relay').address}:${RELAY_PORT}/${STUN_PORTS.join('+')}`,
-        EXECUTION_OVERLAY_ADMISSION_KEY_FILE: join(keyDir, 'admission.key'),
-      },
-    });
-    // NATS (the machine's own) reaches each host through a forwarder on its loopback, NAT or not.
-    bridge = await NamespaceBridge.open(`f7e2e-${process.pid}`, { host: '127.0.0.1', port: 4222 });
-    // Rank namespaces are machine-wide: each edge gets its own prefix (the testbed's, swept with it).
-    netnsPrefixes = [`${tb.prefix}-a`, `${tb.prefix}-b`];
-    for (const [i, name] of ['alpha', 'beta'].entries()) {
-      const ns = net.host(name).ns;
-      await bridge.into(ns, 4222);
-      edges.push(
-        await startSimulatedEdge({
-          name,
-          inventory: rtxHost(name),
-          subnets: [SUBNET],
-          natsUrl: 'nats://127.0.0.1:4222',
-          prefix: c.nats.prefix,
-          netns: ns,
-          enter: 'nsenter',
-          overlay: { netnsPrefix: netnsPrefixes[i]! },
-          extraArgs: ['--job-files', ROOT],
-        }),
-      );
-    }
-    await openEconomy(
-      c,
-      'tenant-f7',
-      edges.map((e) => e.edgeId),
-    );
-    await providersOnline(
-      c,
-      edges.map((e) => e.edgeId),
-    );
+    oc = await startOverlayCluster('f7e2e', { tenantId: 'tenant-f7', edgeArgs: ['--job-files', ROOT] });
   }, 300_000);
 
   afterAll(async () => {
-    for (const e of edges) await e.remove().catch(() => undefined);
-    await relay?.stop().catch(() => undefined);
-    await bridge?.close();
-    await c?.close();
-    await tb?.destroy();
-    for (const p of netnsPrefixes)
+    await oc?.close();
+    for (const p of oc?.netnsPrefixes ?? [])
       await run(['ip', 'netns', 'del', rankNetnsName(JOB, p)], { allowFailure: true });
-    if (keyDir) await rm(keyDir, { recursive: true, force: true });
   }, 120_000);
 
-  const explain = (jobId: string): string =>
-    [
-      JSON.stringify(
-        c.events.items
-          .filter(
-            (e) => (e.data as { jobId?: string }).jobId === jobId && !e.type.startsWith('edge.rank-log'),
-          )
-          .map((e) => [e.type, e.data]),
-      ).slice(0, 6000),
-      ...[c.cluster.service('execution'), relay, ...edges.map((e) => e.process)].map(
-        (p) => `--- ${p.name}\n${p.output.split('\n').slice(-25).join('\n')}`,
-      ),
-    ].join('\n');
-
   it('prepares the overlay (relayed: both NATs symmetric), trains 4 ranks over it, meters and settles', async () => {
-    const parsed = parseEnsembleSpec(readFileSync(join(ROOT, SPEC), 'utf8'));
-    if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
-    await submitJob(c, { jobId: JOB, tenantId: 'tenant-f7', spec: parsed.spec, gpus: 4 });
-
-    const end = await c.events
-      .waitFor(
-        (e) =>
-          (e.type === 'job.completed' || e.type === 'job.failed' || e.type === 'job.unschedulable') &&
-          (e.data as { jobId: string }).jobId === JOB,
-        { timeoutMs: 300_000 },
-      )
-      .catch((error: unknown) => {
-        throw new Error(`the job did not end:\n${explain(JOB)}`, { cause: error });
-      });
-    expect(end.type, explain(JOB)).toBe('job.completed');
-
-    // Placed across both providers.
-    const placed = c.events.items.find(
-      (e) => e.type === 'job.placed' && (e.data as { jobId: string }).jobId === JOB,
-    )!.data as PayloadOf<typeof JobPlaced>;
-    const nodes = placed.allocations.flatMap((a) => a.nodes);
-    expect([...new Set(nodes.map((n) => n.providerId))].sort()).toEqual(edges.map((e) => e.edgeId).sort());
-
-    // The overlay's report: one pair of hosts, relayed (two symmetric NATs: no direct path).
-    const paths = c.events.items.find(
-      (e) => e.type === 'overlay.paths-reported' && (e.data as { jobId: string }).jobId === JOB,
-    );
-    expect(paths, explain(JOB)).toBeDefined();
-    expect(paths!.data).toMatchObject({ jobId: JOB, relayed: 1, direct: 0, other: 0 });
-    const pairs = (paths!.data as { pairs: { a: string; b: string; path: string }[] }).pairs;
-    expect(pairs).toHaveLength(1);
-    expect(pairs[0]!.path).toBe('relayed');
-
-    // Every rank trained over the overlay: its "done" line says the loss fell, with world size 4.
-    const lines = c.events.items
-      .filter((e) => e.type === 'edge.rank-log')
-      .map((e) => e.data as PayloadOf<typeof RankLogChunk>)
-      .filter((chunk) => chunk.jobId === JOB && chunk.stream === 'stdout')
-      .flatMap((chunk) => chunk.lines)
-      .flatMap((line) => {
-        try {
-          return [JSON.parse(line) as Record<string, unknown>];
-        } catch {
-          return [];
-        }
-      });
-    const done = lines.filter((l) => l['event'] === 'done');
-    expect(done.map((d) => d['rank']).sort(), explain(JOB)).toEqual([0, 1, 2, 3]);
-    expect(done.every((d) => d['loss_fell'] === true && d['world_size'] === 4)).toBe(true);
-
-    // The ranks were launched on the overlay: addresses in the job network, MASTER_ADDR rank 0's.
-    const launching = c.events.items.find(
-      (e) => e.type === 'job.launching' && (e.data as { jobId: string }).jobId === JOB,
-    );
-    expect(launching, explain(JOB)).toBeDefined();
-    const ranks = (launching!.data as { ranks: { rank: number; providerId: string; address: string }[] })
-      .ranks;
-    expect(new Set(ranks.map((r) => r.address))).toEqual(new Set([pairs[0]!.a, pairs[0]!.b]));
-    const rank0 = ranks.find((r) => r.rank === 0)!;
-    expect(
-      ranks.filter((r) => r.providerId === rank0.providerId).every((r) => r.address === rank0.address),
-    ).toBe(true);
-
-    // Usage per provider: both metered, each for its 2 GPUs.
-    const completed = end.data as PayloadOf<typeof JobCompleted>;
-    expect(completed.usage.map((u) => u.providerId).sort()).toEqual(edges.map((e) => e.edgeId).sort());
-    expect(completed.usage.every((u) => u.gpus === 2 && u.gpuSeconds > 0)).toBe(true);
-
-    // Settled.
-    const settled = await c.events.waitFor(
-      (e) => e.type === 'job.settled' && (e.data as { jobId: string }).jobId === JOB,
-      { timeoutMs: 60_000 },
-    );
-    expect(settled.data).toMatchObject({ outcome: 'completed' });
+    await runDdpJobThroughOverlay(oc, { jobId: JOB, tenantId: 'tenant-f7', spec: exampleSpec(SPEC) });
 
     // At the job's end execution detached both edges: their rank namespaces are gone.
     await waitFor(
       async () => {
         const { stdout } = await run(['ip', 'netns', 'list']);
-        return netnsPrefixes.every((p) => !stdout.includes(rankNetnsName(JOB, p)));
+        return oc.netnsPrefixes.every((p) => !stdout.includes(rankNetnsName(JOB, p)));
       },
       { timeoutMs: 60_000, description: "the job's rank namespaces removed" },
     );
