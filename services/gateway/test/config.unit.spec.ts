@@ -13,6 +13,7 @@ describe('gateway configuration', () => {
       rateLimitPerSecond: 20,
       rateLimitBurst: 40,
       ssePollMs: 250,
+      keyCacheTtlMs: 5_000,
       adminKey: undefined,
       defaultSubnet: null,
     });
@@ -25,6 +26,12 @@ describe('gateway configuration', () => {
     expect(attempt).toThrow(InvalidConfigError);
     expect(attempt).toThrow(/GATEWAY_ADMIN_KEY/);
     expect(attempt).not.toThrow(/secret-but-wrong/);
+  });
+
+  it('takes a key cache TTL from 0 (off) to 5 minutes', () => {
+    expect(configFromEnv({ ...base, GATEWAY_KEY_CACHE_TTL: '0s' }).keyCacheTtlMs).toBe(0);
+    expect(configFromEnv({ ...base, GATEWAY_KEY_CACHE_TTL: '5m' }).keyCacheTtlMs).toBe(300_000);
+    expect(() => configFromEnv({ ...base, GATEWAY_KEY_CACHE_TTL: '6m' })).toThrow(/GATEWAY_KEY_CACHE_TTL/);
   });
 
   it('names every bad variable', () => {

@@ -67,9 +67,45 @@ const toRecord = (r: KeyRow): ApiKeyRecord => ({
   revokedAt: r.revoked_at?.toISOString() ?? null,
 });
 
+export interface ApiKeyStoreOptions {
+  /**
+   * How long an authenticated key is trusted without reading its row again. A key revoked through
+   * this process stops at once; through another gateway replica (or in the database), it keeps
+   * working here for at most this long. 0 reads the row on every request. Default 5 000 ms.
+   */
+  readonly cacheTtlMs?: number;
+  /** Keys kept at most; the least recently authenticated go first. Default 10 000. */
+  readonly cacheMaxKeys?: number;
+  /** Milliseconds now (tests pass a fake clock). Default `Date.now`. */
+  readonly now?: () => number;
+}
+
+interface CachedKey {
+  readonly secretHash: string;
+  readonly principal: ApiPrincipal;
+  readonly until: number;
+}
+
 /** API keys and tenants' defaults in the gateway's schema. */
 export class ApiKeyStore {
-  constructor(private readonly db: Database) {}
+  /*
+   * Authenticated keys by id: the key lookup was one of the two Postgres round trips of every read
+   * (bench/gateway). Only successes are kept, with the stored hash, so a wrong secret for a cached
+   * id is still refused; unknown keys always read the database (the rate limit bounds them).
+   */
+  readonly #cache = new Map<string, CachedKey>();
+  readonly #ttlMs: number;
+  readonly #maxKeys: number;
+  readonly #now: () => number;
+
+  constructor(
+    private readonly db: Database,
+    options: ApiKeyStoreOptions = {},
+  ) {
+    this.#ttlMs = options.cacheTtlMs ?? 5_000;
+    this.#maxKeys = options.cacheMaxKeys ?? 10_000;
+    this.#now = options.now ?? Date.now;
+  }
 
   private get s(): string {
     return this.db.schema;
@@ -79,13 +115,36 @@ export class ApiKeyStore {
   async authenticate(presented: string): Promise<ApiPrincipal | null> {
     const parsed = parseApiKey(presented);
     if (!parsed) return null;
+    const cached = this.#cache.get(parsed.keyId);
+    if (cached !== undefined && cached.until > this.#now()) {
+      if (!secretMatches(parsed.secret, cached.secretHash)) return null;
+      // Re-inserted: the map's order is the order of last use, oldest first.
+      this.#cache.delete(parsed.keyId);
+      this.#cache.set(parsed.keyId, cached);
+      return cached.principal;
+    }
+    this.#cache.delete(parsed.keyId);
     const rows = await this.db.query<KeyRow>(
       `SELECT * FROM "${this.s}".api_keys WHERE key_id = $1 AND revoked_at IS NULL`,
       [parsed.keyId],
     );
     const row = rows[0];
     if (!row || !secretMatches(parsed.secret, row.secret_hash)) return null;
-    return { keyId: row.key_id, tenantId: row.tenant_id, scopes: row.scopes };
+    const principal: ApiPrincipal = { keyId: row.key_id, tenantId: row.tenant_id, scopes: row.scopes };
+    if (this.#ttlMs > 0) {
+      this.#cache.set(row.key_id, {
+        secretHash: row.secret_hash,
+        principal,
+        until: this.#now() + this.#ttlMs,
+      });
+      while (this.#cache.size > this.#maxKeys) this.#cache.delete(this.#cache.keys().next().value!);
+    }
+    return principal;
+  }
+
+  /** Keys currently trusted without a database read (metrics, tests). */
+  get cachedKeys(): number {
+    return this.#cache.size;
   }
 
   async create(
@@ -109,6 +168,7 @@ export class ApiKeyStore {
   async ensureBootstrapKey(key: string, tenantId: string): Promise<void> {
     const parsed = parseApiKey(key);
     if (!parsed) throw new Error('the bootstrap admin key is malformed');
+    this.#cache.delete(parsed.keyId);
     await this.db.query(
       `INSERT INTO "${this.s}".api_keys (key_id, secret_hash, tenant_id, scopes, name)
        VALUES ($1, $2, $3, $4, 'bootstrap')
@@ -130,6 +190,7 @@ export class ApiKeyStore {
 
   /** Revokes a key; false when there is no such key. */
   async revoke(keyId: string): Promise<boolean> {
+    this.#cache.delete(keyId);
     const n = await this.db.execute(
       `UPDATE "${this.s}".api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE key_id = $1`,
       [keyId],

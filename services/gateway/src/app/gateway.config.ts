@@ -39,6 +39,11 @@ export interface GatewayConfig {
   readonly maxStreams: number;
   /** How long the gateway waits for another service's query. Default 5 s. */
   readonly queryTimeoutMs: number;
+  /**
+   * How long an authenticated API key is trusted without reading it again (`ApiKeyStoreOptions`):
+   * the longest a key revoked on another replica keeps working here. 0: every request. Default 5 s.
+   */
+  readonly keyCacheTtlMs: number;
 }
 
 const EnvSchema = z.object({
@@ -69,6 +74,7 @@ const EnvSchema = z.object({
   GATEWAY_SSE_HEARTBEAT: envDuration('15s'),
   GATEWAY_MAX_STREAMS: z.coerce.number().int().min(1).default(1000),
   GATEWAY_QUERY_TIMEOUT: envDuration('5s'),
+  GATEWAY_KEY_CACHE_TTL: envDuration('5s').refine((ms) => ms <= 300_000, 'at most 5m'),
 });
 
 export const configFromEnv = (env: Readonly<Record<string, string | undefined>>): GatewayConfig => {
@@ -91,6 +97,7 @@ export const configFromEnv = (env: Readonly<Record<string, string | undefined>>)
     sseHeartbeatMs: e.GATEWAY_SSE_HEARTBEAT,
     maxStreams: e.GATEWAY_MAX_STREAMS,
     queryTimeoutMs: e.GATEWAY_QUERY_TIMEOUT,
+    keyCacheTtlMs: e.GATEWAY_KEY_CACHE_TTL,
   };
 };
 

@@ -120,7 +120,7 @@ export class GatewayRuntime {
     }
     const store = new PostgresEventStore(db, registry, config.prefix);
     const projection = new JobsProjection(db);
-    const keys = new ApiKeyStore(db);
+    const keys = new ApiKeyStore(db, { cacheTtlMs: config.keyCacheTtlMs });
     if (config.adminKey !== undefined) await keys.ensureBootstrapKey(config.adminKey, config.adminTenant);
     const consumer = (name: string, stream: StreamDefinition, messages: readonly MessageDefinition[]) =>
       new DurableConsumer({

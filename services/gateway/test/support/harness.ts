@@ -45,6 +45,7 @@ export const startHarness = async (
     sseHeartbeatMs: 15_000,
     maxStreams: 100,
     queryTimeoutMs: 1_000,
+    keyCacheTtlMs: 5_000,
     ...overrides,
   };
   const logger = createLogger({ service: 'gateway-test', level: 'error' } as never);
