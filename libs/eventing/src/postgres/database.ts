@@ -121,6 +121,21 @@ export class Database {
     const result = await this.dataSource.query<R[]>(sql, [...params]);
     return result;
   }
+
+  /**
+   * One SELECT straight on the connection pool, without a TypeORM query runner (created, connected
+   * and released per `query`): for hot read paths such as the gateway's `GET /v1/jobs/{id}`. The
+   * rows are `pg`'s, as `query` returns them for a SELECT; not for statements that write.
+   */
+  async read<R = Record<string, unknown>>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+    const pool = (this.dataSource.driver as unknown as { master: PgPool }).master;
+    return (await pool.query<R>(sql, [...params])).rows;
+  }
+}
+
+/** What `read` uses of the `pg` pool TypeORM's Postgres driver holds (`driver.master`). */
+interface PgPool {
+  query<R>(sql: string, params: unknown[]): Promise<{ rows: R[] }>;
 }
 
 const txFor = (runner: QueryRunner, schema: string, committed: (() => void)[]): Tx => ({

@@ -124,7 +124,7 @@ export class ApiKeyStore {
       return cached.principal;
     }
     this.#cache.delete(parsed.keyId);
-    const rows = await this.db.query<KeyRow>(
+    const rows = await this.db.read<KeyRow>(
       `SELECT * FROM "${this.s}".api_keys WHERE key_id = $1 AND revoked_at IS NULL`,
       [parsed.keyId],
     );

@@ -101,7 +101,8 @@ export class JobsProjection {
   }
 
   async get(tenantId: string, jobId: string): Promise<JobView | null> {
-    const rows = await this.db.query<{ view: JobView }>(
+    // The hottest read of the API: straight on the pool (`Database.read`).
+    const rows = await this.db.read<{ view: JobView }>(
       `SELECT view FROM "${this.s}".jobs WHERE job_id = $1 AND tenant_id = $2`,
       [jobId, tenantId],
     );
