@@ -1,10 +1,4 @@
-import {
-  type PayloadOf,
-  type JobCompleted,
-  type JobPlaced,
-  JobStatementQuery,
-  type RankLogChunk,
-} from '@gpunet/contracts';
+import { type PayloadOf, type JobCompleted, type JobPlaced, JobStatementQuery } from '@gpunet/contracts';
 import { askQuery } from '@gpunet/eventing';
 import { parseEnsembleSpec } from '@gpunet/ensemble-spec';
 import { type Netns, requireTestbed, Testbed } from '@gpunet/netns-testbed';
@@ -15,7 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NamespaceBridge, type SimulatedEdge, startSimulatedEdge } from '../src';
 import {
   type ClusterUnderTest,
+  jobEnded,
   openEconomy,
+  rankJsonLines,
   rtxHost,
   startCluster,
   submitJob,
@@ -113,33 +109,10 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
     return spec;
   };
 
-  const endOf = (jobId: string) =>
-    c.events
-      .waitFor(
-        (e) =>
-          (e.type === 'job.completed' || e.type === 'job.failed' || e.type === 'job.unschedulable') &&
-          (e.data as { jobId: string }).jobId === jobId,
-        { timeoutMs: 300_000 },
-      )
-      .catch((error: unknown) => {
-        throw new Error(`the job did not end:\n${explain(jobId)}`, { cause: error });
-      });
+  const endOf = (jobId: string) => jobEnded(c, jobId, explain);
 
   /** Stdout lines of a job's ranks as JSON, with the attempt they belong to. */
-  const rankLines = (jobId: string): ({ attempt: number } & Record<string, unknown>)[] =>
-    c.events.items
-      .filter((e) => e.type === 'edge.rank-log')
-      .map((e) => e.data as PayloadOf<typeof RankLogChunk>)
-      .filter((chunk) => chunk.jobId === jobId && chunk.stream === 'stdout')
-      .flatMap((chunk) =>
-        chunk.lines.flatMap((line) => {
-          try {
-            return [{ ...(JSON.parse(line) as Record<string, unknown>), attempt: chunk.attempt }];
-          } catch {
-            return [];
-          }
-        }),
-      );
+  const rankLines = (jobId: string) => rankJsonLines(c, jobId);
 
   /** The pid of a job's rank process on this machine (its environment names the job and rank). */
   const rankPid = (jobId: string, rank: number): number | undefined => {
@@ -162,16 +135,7 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
     const jobId = 'job-e2e-ddp';
     await submitJob(c, { jobId, tenantId: 'tenant-e2e', spec: parsed.spec, gpus: 4 });
 
-    const end = await c.events
-      .waitFor(
-        (e) =>
-          (e.type === 'job.completed' || e.type === 'job.failed' || e.type === 'job.unschedulable') &&
-          (e.data as { jobId: string }).jobId === jobId,
-        { timeoutMs: 240_000 },
-      )
-      .catch((error: unknown) => {
-        throw new Error(`the job did not end:\n${explain(jobId)}`, { cause: error });
-      });
+    const end = await jobEnded(c, jobId, explain, 240_000);
     expect(end.type, explain(jobId)).toBe('job.completed');
 
     // Placed across both providers, two ranks each.
@@ -180,18 +144,7 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
     expect(nodes.map((n) => n.providerId).sort()).toEqual(edges.map((e) => e.edgeId).sort());
 
     // Every rank trained: one JSON line per step, and its "done" line says the loss fell.
-    const lines = c.events.items
-      .filter((e) => e.type === 'edge.rank-log')
-      .map((e) => e.data as PayloadOf<typeof RankLogChunk>)
-      .filter((chunk) => chunk.jobId === jobId && chunk.stream === 'stdout')
-      .flatMap((chunk) => chunk.lines)
-      .flatMap((line) => {
-        try {
-          return [JSON.parse(line) as Record<string, unknown>];
-        } catch {
-          return [];
-        }
-      });
+    const lines = rankLines(jobId);
     const done = lines.filter((l) => l['event'] === 'done');
     expect(done.map((d) => d['rank']).sort(), explain(jobId)).toEqual([0, 1, 2, 3]);
     expect(done.every((d) => d['loss_fell'] === true && d['world_size'] === 4)).toBe(true);

@@ -1,4 +1,10 @@
-import { type Envelope, JobSubmitted, prefixSubject } from '@gpunet/contracts';
+import {
+  type Envelope,
+  JobSubmitted,
+  type PayloadOf,
+  prefixSubject,
+  type RankLogChunk,
+} from '@gpunet/contracts';
 import type { NormalizedSpec } from '@gpunet/ensemble-spec';
 import { EventCollector, type NatsTestContext, useNats, waitFor } from '@gpunet/testing';
 import { jetstream } from '@nats-io/jetstream';
@@ -118,3 +124,46 @@ export const providersOnline = (c: ClusterUnderTest, providerIds: readonly strin
       ),
     { timeoutMs: 60_000, description: 'every provider online' },
   );
+
+/**
+ * A job's rank output on stdout that parses as JSON (the examples print one object a line), in
+ * order, each with the attempt it belongs to.
+ */
+export const rankJsonLines = (
+  c: ClusterUnderTest,
+  jobId: string,
+): ({ attempt: number } & Record<string, unknown>)[] =>
+  c.events.items
+    .filter((e) => e.type === 'edge.rank-log')
+    .map((e) => e.data as PayloadOf<typeof RankLogChunk>)
+    .filter((chunk) => chunk.jobId === jobId && chunk.stream === 'stdout')
+    .flatMap((chunk) =>
+      chunk.lines.flatMap((line) => {
+        try {
+          return [{ ...(JSON.parse(line) as Record<string, unknown>), attempt: chunk.attempt }];
+        } catch {
+          return [];
+        }
+      }),
+    );
+
+/**
+ * The job's end — `job.completed`, `job.failed` or `job.unschedulable` — or, after `timeoutMs`, an
+ * error carrying `explain(jobId)` (its events and the processes' last lines).
+ */
+export const jobEnded = (
+  c: ClusterUnderTest,
+  jobId: string,
+  explain: (jobId: string) => string,
+  timeoutMs = 300_000,
+): Promise<Envelope> =>
+  c.events
+    .waitFor(
+      (e) =>
+        (e.type === 'job.completed' || e.type === 'job.failed' || e.type === 'job.unschedulable') &&
+        (e.data as { jobId: string }).jobId === jobId,
+      { timeoutMs },
+    )
+    .catch((error: unknown) => {
+      throw new Error(`the job did not end:\n${explain(jobId)}`, { cause: error });
+    });

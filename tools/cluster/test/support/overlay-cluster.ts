@@ -1,4 +1,4 @@
-import { type JobCompleted, type JobPlaced, type PayloadOf, type RankLogChunk } from '@gpunet/contracts';
+import { type JobCompleted, type JobPlaced, type PayloadOf } from '@gpunet/contracts';
 import { type NormalizedSpec, parseEnsembleSpec } from '@gpunet/ensemble-spec';
 import { buildInternet, type Internet, Testbed } from '@gpunet/netns-testbed';
 import { generateAdmissionKeys } from '@gpunet/overlay';
@@ -10,8 +10,10 @@ import { expect } from 'vitest';
 import { NamespaceBridge, ServiceProcess, type SimulatedEdge, startSimulatedEdge } from '../../src';
 import {
   type ClusterUnderTest,
+  jobEnded,
   openEconomy,
   providersOnline,
+  rankJsonLines,
   rtxHost,
   startCluster,
   submitJob,
@@ -166,16 +168,7 @@ export const runDdpJobThroughOverlay = async (
   const JOB = job.jobId;
   await submitJob(c, { jobId: JOB, tenantId: job.tenantId, spec: job.spec, gpus: 4 });
 
-  const end = await c.events
-    .waitFor(
-      (e) =>
-        (e.type === 'job.completed' || e.type === 'job.failed' || e.type === 'job.unschedulable') &&
-        (e.data as { jobId: string }).jobId === JOB,
-      { timeoutMs: 300_000 },
-    )
-    .catch((error: unknown) => {
-      throw new Error(`the job did not end:\n${explain(JOB)}`, { cause: error });
-    });
+  const end = await jobEnded(c, JOB, explain);
   expect(end.type, explain(JOB)).toBe('job.completed');
 
   // Placed across both providers.
@@ -196,18 +189,7 @@ export const runDdpJobThroughOverlay = async (
   expect(pairs[0]!.path).toBe('relayed');
 
   // Every rank trained over the overlay: its "done" line says the loss fell, with world size 4.
-  const lines = c.events.items
-    .filter((e) => e.type === 'edge.rank-log')
-    .map((e) => e.data as PayloadOf<typeof RankLogChunk>)
-    .filter((chunk) => chunk.jobId === JOB && chunk.stream === 'stdout')
-    .flatMap((chunk) => chunk.lines)
-    .flatMap((line) => {
-      try {
-        return [JSON.parse(line) as Record<string, unknown>];
-      } catch {
-        return [];
-      }
-    });
+  const lines = rankJsonLines(c, JOB);
   const done = lines.filter((l) => l['event'] === 'done');
   expect(done.map((d) => d['rank']).sort(), explain(JOB)).toEqual([0, 1, 2, 3]);
   expect(done.every((d) => d['loss_fell'] === true && d['world_size'] === 4)).toBe(true);
