@@ -23,7 +23,7 @@ import { EventCollector, FakeClock, seededRandom, waitFor } from '@gpunet/testin
 import { jetstream } from '@nats-io/jetstream';
 import { createUser, type KeyPair } from '@nats-io/nkeys';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BenchmarkingUnderTest, startBenchmarking } from './support/harness';
+import { type BenchmarkingUnderTest, HARNESS_LAN_RTT_US, startBenchmarking } from './support/harness';
 import {
   publishDiscoveryEvent,
   registered,
@@ -273,7 +273,7 @@ describe('benchmarking service (NATS + Postgres, simulated and CPU edges)', () =
     for (const link of estimate.links) {
       expect([honest.id, fake.id, cpu.id]).toContain(link.a);
       expect(link.sameSite).toBe(true);
-      expect(link.rttUs).toBeLessThan(1_000);
+      expect(link.rttUs).toBeLessThan(HARNESS_LAN_RTT_US);
     }
     expect(estimate.links.some((l) => l.throughputBitsPerSecond !== null)).toBe(true);
     await events.waitFor((e) => e.type === 'link.measured');
