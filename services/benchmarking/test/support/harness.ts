@@ -19,6 +19,7 @@ import {
 
 /** The harness's LAN threshold (µs): well above loopback under any load. */
 export const HARNESS_LAN_RTT_US = 25_000;
+
 export interface BenchmarkingUnderTest {
   readonly runtime: BenchmarkingRuntime;
   readonly app: INestApplicationContext;
