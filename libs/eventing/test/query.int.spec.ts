@@ -102,6 +102,28 @@ describe('request/reply queries over core NATS', () => {
     }
   });
 
+  it('an off-contract response: the server refuses to send it by default; without that check the asker still refuses it', async () => {
+    const offContract = async () => ({ count: -1 });
+    const checked = serveQuery(GpuCount, offContract, { nc, prefix, queue: uniqueName('checked') });
+    try {
+      const error = await askQuery(nc, GpuCount, { vendor: 'amd' }, { prefix }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(QueryFailedError);
+      expect((error as QueryFailedError).message).toMatch(/count/);
+    } finally {
+      checked.unsubscribe();
+    }
+    const unchecked = serveQuery(GpuCount, offContract, { nc, prefix, validateResponses: false });
+    try {
+      const error = await askQuery(nc, GpuCount, { vendor: 'amd' }, { prefix }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidMessageError);
+      expect((error as InvalidMessageError).issues).toEqual([
+        expect.objectContaining({ path: 'data.count' }),
+      ]);
+    } finally {
+      unchecked.unsubscribe();
+    }
+  });
+
   it('nobody serving → NoRespondersError; a slow server → QueryTimeoutError', async () => {
     await expect(
       askQuery(nc, GpuCount, { vendor: 'amd' }, { prefix: uniqueName('none') }),

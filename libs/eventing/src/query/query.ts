@@ -36,6 +36,13 @@ export interface QueryServerOptions {
   /** Queue group: replicas of a service share the load. Default: the query's name. */
   readonly queue?: string;
   readonly onError?: (error: unknown, context: string) => void;
+  /**
+   * Check each response against the definition before sending it (default true). The asker
+   * validates every reply it consumes (`askQuery`) either way; a server whose handler builds large
+   * responses from already-validated state may skip this second check on its hot path, provided its
+   * tests check the handler's output against the schema.
+   */
+  readonly validateResponses?: boolean;
 }
 
 /**
@@ -109,7 +116,8 @@ const answer = async <Q extends QueryDefinition>(
         return;
       }
       try {
-        const data = def.response.parse(await handler(request.data as z.output<Q['request']>));
+        const result = await handler(request.data as z.output<Q['request']>);
+        const data = options.validateResponses === false ? result : def.response.parse(result);
         reply({ ok: true, data });
       } catch (error) {
         options.onError?.(error, `query ${def.name} failed`);
