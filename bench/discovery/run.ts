@@ -447,21 +447,32 @@ const main = async (): Promise<void> => {
     const providers = buildProviders();
     const totalGpus = providers.reduce((s, p) => s + p.gpus, 0);
 
-    discovery = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'services/discovery/src/main.ts')], {
-      cwd: REPO,
-      env: {
-        ...process.env,
-        DATABASE_URL: databaseUrl(),
-        DISCOVERY_SCHEMA: schema,
-        NATS_URL: natsUrl(),
-        SUBJECT_PREFIX: prefix,
-        LIVENESS_WINDOW: '24h',
-        LIVENESS_SWEEP_INTERVAL: '0s',
-        OTEL_SDK_DISABLED: 'true',
-        METRICS_PORT: '0',
+    // BENCH_CPU_PROF=<dir>: discovery writes a V8 CPU profile there when it exits.
+    const profile = process.env['BENCH_CPU_PROF'];
+    discovery = spawn(
+      process.execPath,
+      [
+        ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
+        '--import',
+        'tsx',
+        join(REPO, 'services/discovery/src/main.ts'),
+      ],
+      {
+        cwd: REPO,
+        env: {
+          ...process.env,
+          DATABASE_URL: databaseUrl(),
+          DISCOVERY_SCHEMA: schema,
+          NATS_URL: natsUrl(),
+          SUBJECT_PREFIX: prefix,
+          LIVENESS_WINDOW: '24h',
+          LIVENESS_SWEEP_INTERVAL: '0s',
+          OTEL_SDK_DISABLED: 'true',
+          METRICS_PORT: '0',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    );
     discovery.stdout?.on(
       'data',
       (c: Buffer) => (discoveryLog = (discoveryLog + c.toString()).slice(-20_000)),

@@ -1,4 +1,5 @@
 import { FindCandidates } from '@gpunet/contracts';
+import { seededRandom } from '@gpunet/testing';
 import { describe, expect, it } from 'vitest';
 import { CandidateIndex, type IndexedGpu, type IndexedProvider } from '../src/domain/candidate-index';
 import { gpuRequirement } from './support/requirement';
@@ -152,5 +153,64 @@ describe('CandidateIndex', () => {
     i.replaceAll([provider('a', { version: 1, status: 'offline' }), provider('b')]);
     expect(i.get('a')?.version).toBe(3);
     expect(ids(i, request('{ count: 1 }'))).toEqual(['a', 'b']);
+    // A newer row replaces the old one where it stands; a new provider goes in id order.
+    expect(i.upsert(provider('a', { version: 4, status: 'offline' }))).toBe(true);
+    expect(i.upsert(provider('ab'))).toBe(true);
+    expect(i.size).toBe(3);
+    expect(ids(i, request('{ count: 1 }'))).toEqual(['ab', 'b']);
+    expect(i.upsert(provider('a', { version: 5, gpus: [gpu(0, { available: false })] }))).toBe(true);
+    expect(ids(i, request('{ count: 1 }'))).toEqual(['ab', 'b']);
+    expect(i.upsert(provider('a', { version: 6 }))).toBe(true);
+    expect(ids(i, request('{ count: 1 }'))).toEqual(['a', 'ab', 'b']);
+  });
+
+  it('answers within the FindCandidates response contract (discovery sends its pages unchecked)', () => {
+    const random = seededRandom('candidate-index-contract');
+    const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+    const edgeId = () => `U${Array.from({ length: 55 }, () => random.pick([...B32])).join('')}`;
+    const amd = { vendor: 'amd' as const, model: 'AMD Instinct MI300X', modelWords: ' AMD INSTINCT MI300X ' };
+    const varied = new CandidateIndex();
+    varied.replaceAll(
+      Array.from({ length: 200 }, () =>
+        provider(edgeId(), {
+          status: random.pick(['online', 'online', 'offline'] as const),
+          simulated: random.next() < 0.3,
+          location: random.pick([
+            { continent: 'EU', country: 'DE', city: 'Berlin' },
+            { continent: null, country: null, city: null },
+          ]),
+          subnets: random.pick([['public'], ['public', 'research'], []]),
+          maxJobDurationMs: random.pick([null, 3_600_000]),
+          gpus: Array.from({ length: random.int(1, 8) }, (_, i) =>
+            random.next() < 0.25
+              ? gpu(i, {
+                  ...amd,
+                  cc: null,
+                  computeCapability: null,
+                  cudaVersion: null,
+                  rocmVersion: '6.1.2',
+                  architecture: 'gfx942',
+                  priceFloorMinor: null,
+                  floor: null,
+                })
+              : gpu(i, {
+                  available: random.next() < 0.9,
+                  pciBusId: random.pick([null, `00000000:${(16 + i).toString(16)}:00.0`]),
+                  directPeers: random.pick([[], [0, 1, 2].filter((p) => p !== i)]),
+                }),
+          ),
+        }),
+      ),
+    );
+    for (const [gpus, over] of [
+      ['{ count: 1 }', {}],
+      ['{ count: 2 }', { minGpusPerProvider: 2, limit: 50 }],
+      ["{ count: 1, vendor: amd, rocm: '>=6' }", { includeSimulated: false }],
+      ["{ count: 1, models: ['A100'] }", { maxPrice: { asset: 'USDC', perGpuHourMinor: '2000000' } }],
+    ] as const) {
+      const page = varied.query(request(gpus, over), Date.parse('2030-01-01T12:00:00Z'), 1 << 20);
+      expect(page.items.length).toBeGreaterThan(0);
+      expect(FindCandidates.response.safeParse(page).error).toBeUndefined();
+    }
   });
 });

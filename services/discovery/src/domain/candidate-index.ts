@@ -46,31 +46,44 @@ interface ProviderSummary {
   readonly offered: number;
 }
 
-const summaries = new WeakMap<IndexedProvider, ProviderSummary>();
-const summaryOf = (p: IndexedProvider): ProviderSummary => {
-  let s = summaries.get(p);
-  if (!s) {
-    const offered = p.gpus.filter((g) => g.available);
-    s = {
-      vendors: new Set(offered.map((g) => g.vendor)),
-      modelWords: [...new Set(offered.map((g) => g.modelWords))],
-      maxVramBytes: offered.reduce((m, g) => Math.max(m, g.vramBytes), 0),
-      offered: offered.length,
-    };
-    summaries.set(p, s);
-  }
-  return s;
+const summarize = (p: IndexedProvider): ProviderSummary => {
+  const offered = p.gpus.filter((g) => g.available);
+  return {
+    vendors: new Set(offered.map((g) => g.vendor)),
+    modelWords: [...new Set(offered.map((g) => g.modelWords))],
+    maxVramBytes: offered.reduce((m, g) => Math.max(m, g.vramBytes), 0),
+    offered: offered.length,
+  };
+};
+
+const anyModelIn = (words: readonly string[], models: readonly string[]): boolean => {
+  for (const w of words) for (const m of models) if (w.includes(m)) return true;
+  return false;
 };
 
 const mightMatch = (s: ProviderSummary, c: CandidateCriteria): boolean =>
   s.offered >= c.minGpusPerProvider &&
   s.maxVramBytes >= c.minVramBytes &&
   (c.vendor === null || s.vendors.has(c.vendor)) &&
-  (c.models.length === 0 || s.modelWords.some((w) => c.models.some((m) => w.includes(m))));
+  (c.models.length === 0 || anyModelIn(s.modelWords, c.models));
 
-const providerMatches = (p: IndexedProvider, c: CandidateCriteria): boolean =>
-  p.status === 'online' &&
-  mightMatch(summaryOf(p), c) &&
+/** A provider in the index with what its GPUs could offer at best (computed once per row). */
+interface Entry {
+  readonly id: string;
+  readonly provider: IndexedProvider;
+  readonly summary: ProviderSummary;
+}
+
+const entryOf = (provider: IndexedProvider): Entry => ({
+  id: provider.providerId,
+  provider,
+  summary: summarize(provider),
+});
+
+const providerMatches = (e: Entry, c: CandidateCriteria): boolean =>
+  e.provider.status === 'online' && mightMatch(e.summary, c) && providerMeets(e.provider, c);
+
+const providerMeets = (p: IndexedProvider, c: CandidateCriteria): boolean =>
   p.cpuMillicores >= c.minCpuMillicores &&
   p.memoryBytes >= c.minMemoryBytes &&
   p.maxGpusPerJob >= c.minGpusPerProvider &&
@@ -95,13 +108,13 @@ const gpuMatches = (g: IndexedGpu, c: CandidateCriteria, maxPrice: bigint | null
     (g.architecture !== null && c.amdArchitectures.includes(g.architecture))) &&
   (maxPrice === null || g.floor === null || g.floor <= maxPrice);
 
-/** The first index in sorted `ids` whose id is greater than `after`. */
-const upperBound = (ids: readonly string[], after: string): number => {
+/** The first position in `entries` (sorted by id) whose id is greater than `after`. */
+const upperBound = (entries: readonly Entry[], after: string): number => {
   let lo = 0;
-  let hi = ids.length;
+  let hi = entries.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (ids[mid]! <= after) lo = mid + 1;
+    if (entries[mid]!.id <= after) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -113,39 +126,40 @@ const upperBound = (ids: readonly string[], after: string): number => {
  * a query touches only the providers it returns or skips — no database round trip. Pure.
  */
 export class CandidateIndex {
-  private readonly byId = new Map<string, IndexedProvider>();
-  private ids: string[] = [];
+  /** Every provider in id order: a query walks this array from its cursor. */
+  private entries: Entry[] = [];
+  private readonly byId = new Map<string, Entry>();
 
   get size(): number {
     return this.byId.size;
   }
 
   get(providerId: string): IndexedProvider | undefined {
-    return this.byId.get(providerId);
+    return this.byId.get(providerId)?.provider;
   }
 
   /** Puts a provider's row in, unless the index already holds a newer version of it. */
   upsert(provider: IndexedProvider): boolean {
     const known = this.byId.get(provider.providerId);
-    if (known && known.version > provider.version) return false;
-    if (!known) {
-      const at = upperBound(this.ids, provider.providerId);
-      this.ids.splice(at, 0, provider.providerId);
-    }
-    this.byId.set(provider.providerId, provider);
+    if (known && known.provider.version > provider.version) return false;
+    const entry = entryOf(provider);
+    const at = upperBound(this.entries, provider.providerId);
+    if (known) this.entries[at - 1] = entry;
+    else this.entries.splice(at, 0, entry);
+    this.byId.set(provider.providerId, entry);
     return true;
   }
 
   /** Replaces everything (a full load or resync), keeping any newer row read meanwhile. */
   replaceAll(providers: readonly IndexedProvider[]): void {
-    const next = new Map<string, IndexedProvider>();
+    const next = new Map<string, Entry>();
     for (const p of providers) {
       const known = this.byId.get(p.providerId);
-      next.set(p.providerId, known && known.version > p.version ? known : p);
+      next.set(p.providerId, known && known.provider.version > p.version ? known : entryOf(p));
     }
     this.byId.clear();
-    for (const [id, p] of next) this.byId.set(id, p);
-    this.ids = [...next.keys()].sort();
+    for (const [id, e] of next) this.byId.set(id, e);
+    this.entries = [...next.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   /**
@@ -163,10 +177,12 @@ export class CandidateIndex {
     const atMs = request.at === null ? nowMs : Date.parse(request.at);
     const items: CandidateProvider[] = [];
     let bytes = 64;
-    const start = request.cursor === null ? 0 : upperBound(this.ids, request.cursor);
-    for (let i = start; i < this.ids.length; i++) {
-      const p = this.byId.get(this.ids[i]!)!;
-      if (!providerMatches(p, c)) continue;
+    const entries = this.entries;
+    const start = request.cursor === null ? 0 : upperBound(entries, request.cursor);
+    for (let i = start; i < entries.length; i++) {
+      const entry = entries[i]!;
+      if (!providerMatches(entry, c)) continue;
+      const p = entry.provider;
       const gpus: CandidateGpu[] = [];
       for (const g of p.gpus)
         if (gpuMatches(g, c, maxPrice) && versionsSatisfied(g, request.gpu.cuda, request.gpu.rocm))
@@ -192,11 +208,11 @@ export class CandidateIndex {
       // and measure only near the limit.
       const estimate = 600 + gpus.length * 400 + p.subnets.length * 70;
       const size = bytes + estimate <= maxReplyBytes ? estimate : JSON.stringify(item).length + 1;
-      if (bytes + size > maxReplyBytes && items.length > 0) return { items, nextCursor: this.ids[i - 1]! };
+      if (bytes + size > maxReplyBytes && items.length > 0) return { items, nextCursor: entries[i - 1]!.id };
       bytes += size;
       items.push(item);
       if (items.length === request.limit)
-        return { items, nextCursor: i + 1 < this.ids.length ? p.providerId : null };
+        return { items, nextCursor: i + 1 < entries.length ? p.providerId : null };
     }
     return { items, nextCursor: null };
   }
