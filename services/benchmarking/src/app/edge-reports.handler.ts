@@ -3,9 +3,7 @@ import {
   EdgeBenchmarkReported,
   EdgeLinksProbed,
   type Envelope,
-  LinkMeasured,
   type MessageRegistry,
-  newEventId,
   type PayloadOf,
 } from '@gpunet/contracts';
 import {
@@ -18,10 +16,11 @@ import {
 import { mulberry32, seedOf } from '@gpunet/netcoord';
 import { linkMeasurements } from '../domain/links';
 import { estimateNetwork } from '../domain/network-estimate';
-import { liveLinks, loadClaim, loadCoordinates, upsertLinks, writeCoordinates } from '../infra/projections';
+import { liveLinks, loadClaim, loadCoordinates, writeCoordinates } from '../infra/projections';
 import { edgeIdOfSubject, verifyEdgeReport } from '@gpunet/contracts';
 import type { ProviderBenchmarkCommands } from './benchmark.commands';
 import type { BenchmarkingMetrics } from './benchmarking.metrics';
+import { recordLinks } from './links.recorder';
 
 /** The signed reports benchmarking consumes from `EDGE_BENCHMARKS`. */
 export const edgeReportMessages = [EdgeBenchmarkReported, EdgeLinksProbed] as const;
@@ -32,9 +31,6 @@ export class EdgeReportRejectedError extends PermanentHandlerError {
     super('EDGE_REPORT_REJECTED', `edge report on ${subject} refused: ${reason}`);
   }
 }
-
-/** The event-store stream holding the links one host measured. */
-export const linkStreamId = (prober: string): string => `benchmarking-links-${prober}`;
 
 export interface EdgeReportDeps {
   readonly commands: ProviderBenchmarkCommands;
@@ -127,22 +123,11 @@ const applyLinks = async (
     { measuredAtMs: Date.parse(data.probedAt), ttlMs: deps.linkTtlMs, lanRttUs: deps.lanRttUs },
   );
   if (links.length === 0) return true;
-  const occurredAt = deps.clock.now().toISOString();
-  await deps.store.append(
-    linkStreamId(data.edgeId),
-    links.map((l) => ({
-      eventId: newEventId(),
-      type: LinkMeasured.type,
-      version: LinkMeasured.version,
-      data: l,
-      occurredAt,
-      correlationId: envelope.correlationId,
-      causationId: envelope.eventId,
-    })),
-    { expectedVersion: 'any', tx },
-  );
-  await upsertLinks(tx, links);
-  deps.metrics.linksMeasured.inc(links.length);
+  await recordLinks(deps, tx, links, {
+    correlationId: envelope.correlationId,
+    causationId: envelope.eventId,
+    occurredAt: deps.clock.now().toISOString(),
+  });
   return true;
 };
 

@@ -11,6 +11,15 @@ export interface LinkOptions {
   readonly lanRttUs: number;
 }
 
+/** The same-site rule of every link, however measured: an RTT below the LAN threshold is one LAN. */
+export const isSameSite = (rttUs: number, lanRttUs: number): boolean => rttUs < lanRttUs;
+
+/** A measurement's validity: from when it was measured, for the link TTL. */
+export const validityOf = (options: LinkOptions): Pick<LinkMeasurement, 'measuredAt' | 'expiresAt'> => ({
+  measuredAt: new Date(options.measuredAtMs).toISOString(),
+  expiresAt: new Date(options.measuredAtMs + options.ttlMs).toISOString(),
+});
+
 /**
  * The link measurements in one edge's probe report: one per peer that answered, with the minimum RTT
  * (queueing removed) and the transfer's throughput when one ran. Peers that did not answer yield none
@@ -28,8 +37,7 @@ export const linkMeasurements = (
       b: r.peerId,
       rttUs: Math.round(r.rtt!.minUs),
       throughputBitsPerSecond: r.throughput === null ? null : Math.round(r.throughput.bitsPerSecond),
-      sameSite: r.rtt!.minUs < options.lanRttUs,
+      sameSite: isSameSite(r.rtt!.minUs, options.lanRttUs),
       path: r.path,
-      measuredAt: new Date(options.measuredAtMs).toISOString(),
-      expiresAt: new Date(options.measuredAtMs + options.ttlMs).toISOString(),
+      ...validityOf(options),
     }));
