@@ -8,7 +8,14 @@ export interface BenchmarkingMetrics {
   readonly reports: Counter<'kind' | 'result'>;
   /** Claim verifications, by verdict (verified, mismatched). */
   readonly verdicts: Counter<'verdict'>;
+  /** Link measurements recorded, however measured (direct probes, jobs' overlays). */
   readonly linksMeasured: Counter;
+  /** Of those, from jobs' overlay path reports (one per direction of a direct pair). */
+  readonly overlayLinksMeasured: Counter;
+  /** Jobs' overlay path reports, by result (applied, held for the job's launch, resolved at the launch, dropped expired). */
+  readonly overlayReports: Counter<'result'>;
+  /** Pairs of overlay path reports that yielded no link, by reason (`OverlayPairSkip`). */
+  readonly overlayPairsSkipped: Counter<'reason'>;
   readonly probeCycleSeconds: Histogram;
 }
 
@@ -39,7 +46,24 @@ export const benchmarkingMetrics = (registry: Registry): BenchmarkingMetrics => 
     linksMeasured: defineCounter(registry, {
       subsystem: 'benchmarking',
       name: 'links_measured',
-      help: 'Link measurements recorded.',
+      help: 'Link measurements recorded (direct probes and job overlays).',
+    }),
+    overlayLinksMeasured: defineCounter(registry, {
+      subsystem: 'benchmarking',
+      name: 'overlay_links_measured',
+      help: "Link measurements recorded from jobs' overlay path reports.",
+    }),
+    overlayReports: defineCounter(registry, {
+      subsystem: 'benchmarking',
+      name: 'overlay_reports',
+      help: "Jobs' overlay path reports consumed, by result.",
+      labelNames: ['result'],
+    }),
+    overlayPairsSkipped: defineCounter(registry, {
+      subsystem: 'benchmarking',
+      name: 'overlay_pairs_skipped',
+      help: 'Overlay path report pairs that yielded no link, by reason.',
+      labelNames: ['reason'],
     }),
     probeCycleSeconds: defineHistogram(registry, {
       subsystem: 'benchmarking',

@@ -6,6 +6,7 @@ import {
   DeadLettersStream,
   DiscoveryStream,
   EdgeBenchmarkStream,
+  ExecutionStream,
   FindGpuProfiles,
   FindReliability,
   GetNetworkEstimate,
@@ -43,6 +44,7 @@ import {
   handleEdgeReport,
   refitCoordinates,
 } from './edge-reports.handler';
+import { handleJobOverlayEvent, jobOverlayMessages } from './job-overlays.handler';
 import { ProbeCycle, type ProbeCycleResult } from './probe.cycle';
 
 /** Injection token of the running benchmarking service. */
@@ -63,15 +65,16 @@ export interface BenchmarkingModuleOptions {
 
 /** Every message benchmarking understands. */
 export const benchmarkingRegistry = (): MessageRegistry =>
-  createRegistry([MessageDeadLettered, ...providerCatalog, ...benchmarkingCatalog]);
+  createRegistry([MessageDeadLettered, ...providerCatalog, ...benchmarkingCatalog, ...jobOverlayMessages]);
 
 export const DISCOVERY_CONSUMER = 'benchmarking-discovery';
 export const EDGE_REPORTS_CONSUMER = 'benchmarking-edge-reports';
+export const JOB_OVERLAYS_CONSUMER = 'benchmarking-job-overlays';
 
 /**
- * Benchmarking, assembled: its database (event store, outbox, inbox, projections), NATS, the two
+ * Benchmarking, assembled: its database (event store, outbox, inbox, projections), NATS, the three
  * consumers (discovery's provider events → claims view; edges' signed reports → verification and
- * links), the outbox relay, the benchmark scheduler, the probe cycle, the coordinate refitter and
+ * links; execution's launches and jobs' overlay path reports → overlay links), the outbox relay, the benchmark scheduler, the probe cycle, the coordinate refitter and
  * the three queries the scheduler reads. Nest calls the lifecycle hooks.
  */
 export class BenchmarkingRuntime {
@@ -116,7 +119,8 @@ export class BenchmarkingRuntime {
       });
       await ensureStreams(
         nats.jsm,
-        [DeadLettersStream, DiscoveryStream, ...benchmarkingStreams],
+        // Declared (idempotently) so that benchmarking can start before discovery and execution.
+        [DeadLettersStream, DiscoveryStream, ExecutionStream, ...benchmarkingStreams],
         config.prefix,
       );
     } catch (error) {
@@ -157,6 +161,20 @@ export class BenchmarkingRuntime {
           clock,
           metrics,
           prefix: config.prefix,
+          linkTtlMs: config.linkTtlMs,
+          lanRttUs: config.lanRttUs,
+          onLinksChanged: () => refitter.kick(),
+        }),
+        ...common,
+      }),
+      new DurableConsumer({
+        name: JOB_OVERLAYS_CONSUMER,
+        stream: ExecutionStream,
+        messages: jobOverlayMessages,
+        handle: handleJobOverlayEvent({
+          store,
+          clock,
+          metrics,
           linkTtlMs: config.linkTtlMs,
           lanRttUs: config.lanRttUs,
           onLinksChanged: () => refitter.kick(),

@@ -101,4 +101,45 @@ export class BenchmarkingProjections1764600000000 implements MigrationInterface 
   }
 }
 
-export const benchmarkingMigrations = [BenchmarkingProjections1764600000000];
+/**
+ * Links from jobs' overlays (F7): which edge holds which overlay address in a job (from
+ * `job.launching`, the newest attempt's), and the path reports that arrived before their job's launch
+ * (execution publishes a job's report while it prepares the overlay, before it appends the launch), one
+ * per job, until the launch resolves them or they would only yield expired links.
+ */
+export class BenchmarkingOverlayHosts1765000000000 implements MigrationInterface {
+  readonly name = 'BenchmarkingOverlayHosts1765000000000';
+
+  async up(runner: QueryRunner): Promise<void> {
+    const s = schemaOf(runner);
+    await runner.query(`
+      CREATE TABLE "${s}".overlay_hosts (
+        job_id      text    NOT NULL,
+        address     text    NOT NULL,
+        provider_id text    NOT NULL,
+        attempt     integer NOT NULL,
+        PRIMARY KEY (job_id, address)
+      )`);
+    await runner.query(`
+      CREATE TABLE "${s}".overlay_pending_reports (
+        job_id         text        PRIMARY KEY,
+        report         jsonb       NOT NULL,
+        generated_at   timestamptz NOT NULL,
+        expires_at     timestamptz NOT NULL,
+        event_id       uuid        NOT NULL,
+        correlation_id text        NOT NULL
+      )`);
+    await runner.query(`CREATE INDEX overlay_pending_expiry ON "${s}".overlay_pending_reports (expires_at)`);
+  }
+
+  async down(runner: QueryRunner): Promise<void> {
+    const s = schemaOf(runner);
+    for (const t of ['overlay_pending_reports', 'overlay_hosts'])
+      await runner.query(`DROP TABLE "${s}".${t}`);
+  }
+}
+
+export const benchmarkingMigrations = [
+  BenchmarkingProjections1764600000000,
+  BenchmarkingOverlayHosts1765000000000,
+];
