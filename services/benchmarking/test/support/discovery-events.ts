@@ -1,5 +1,4 @@
 import {
-  buildEnvelope,
   DiscoveryStream,
   type Gpu,
   type InputOf,
@@ -8,6 +7,7 @@ import {
   type ProviderReservationsChanged,
 } from '@gpunet/contracts';
 import type { JetStreamClient } from '@nats-io/jetstream';
+import { publishEvent } from './publish-event';
 
 /** A GPU as discovery reports it (a simulated edge's declared one). */
 export const simulatedGpu = (index: number, model: string, vramBytes: number): Gpu => ({
@@ -92,8 +92,5 @@ export const publishDiscoveryEvent = async <D extends MessageDefinition>(
   data: InputOf<D>,
 ): Promise<void> => {
   if (def.stream !== DiscoveryStream.name) throw new Error(`${def.type} is not a discovery event`);
-  const envelope = buildEnvelope(def, data, {
-    streamId: `provider-${(data as { providerId: string }).providerId}`,
-  });
-  await js.publish(def.subject({} as never, prefix), JSON.stringify(envelope), { msgID: envelope.eventId });
+  await publishEvent(js, prefix, def, data, `provider-${(data as { providerId: string }).providerId}`);
 };
