@@ -1,10 +1,23 @@
+import { ProbeLinksOnEdge, ReleaseOnEdge, ReserveOnEdge, RunBenchmarkOnEdge } from '@gpunet/contracts';
 import { createUser } from '@nats-io/nkeys';
 import { describe, expect, it } from 'vitest';
 import {
   edgePermissions,
   NatsAuthConfigError,
   renderNatsAuth,
+  SERVICE_PERMISSIONS,
 } from '../src/infra/nats-auth/nats-auth.config';
+
+/** NATS subject matching: `*` one token, `>` the rest. */
+const covers = (pattern: string, subject: string): boolean => {
+  const p = pattern.split('.');
+  const s = subject.split('.');
+  for (let i = 0; i < p.length; i++) {
+    if (p[i] === '>') return s.length > i;
+    if (i >= s.length || (p[i] !== '*' && p[i] !== s[i])) return false;
+  }
+  return p.length === s.length;
+};
 
 describe('renderNatsAuth', () => {
   const discovery = createUser().getPublicKey();
@@ -34,5 +47,17 @@ describe('renderNatsAuth', () => {
   ])('refuses %s', (_name, options, message) => {
     expect(() => renderNatsAuth(options)).toThrow(NatsAuthConfigError);
     expect(() => renderNatsAuth(options)).toThrow(message);
+  });
+
+  it.each([
+    ['benchmarking', RunBenchmarkOnEdge.type, RunBenchmarkOnEdge],
+    ['benchmarking', ProbeLinksOnEdge.type, ProbeLinksOnEdge],
+    ['scheduler', ReserveOnEdge.type, ReserveOnEdge],
+    ['scheduler', ReleaseOnEdge.type, ReleaseOnEdge],
+  ] as const)('lets %s send %s to any edge, and nothing else of the edge’s', (service, _type, command) => {
+    const allowed = SERVICE_PERMISSIONS[service]!.publish;
+    expect(allowed.some((p) => covers(p, command.subject({ edgeId: edge })))).toBe(true);
+    expect(allowed.some((p) => covers(p, `edge.${edge}.heartbeat.v1`))).toBe(false);
+    expect(allowed.some((p) => covers(p, `cmd.edge.${edge}.attach-overlay.v1`))).toBe(false);
   });
 });

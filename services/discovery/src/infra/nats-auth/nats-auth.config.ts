@@ -45,7 +45,8 @@ export const SERVICE_PERMISSIONS: Readonly<Record<string, ServicePermissions>> =
     subscribe: ['_INBOX.>', 'q.scheduler.>'],
   },
   benchmarking: {
-    publish: [...JETSTREAM, 'benchmarking.>', 'cmd.edge.*.benchmark.>', 'q.>'],
+    // Benchmarks (`cmd.edge.{id}.benchmark.v1`) and link probes (`cmd.edge.{id}.probe-links.v1`).
+    publish: [...JETSTREAM, 'benchmarking.>', 'cmd.edge.*.benchmark.>', 'cmd.edge.*.probe-links.v1', 'q.>'],
     subscribe: ['_INBOX.>', 'q.benchmarking.>'],
   },
   execution: {
