@@ -25,7 +25,7 @@ import type { GatewayRequest } from './http/request-context';
 import { StreamRegistry } from './http/sse';
 import { SystemController } from './http/system.controller';
 import { GATEWAY_RUNTIME, JOBS_SERVICE, MARKET_SERVICE, METRICS_REGISTRY, STREAMS } from './http/tokens';
-import { TracingInterceptor } from './http/tracing.interceptor';
+import { installTracing } from './http/tracing.hooks';
 import { JobsService } from './jobs.service';
 import { MarketService } from './market.service';
 
@@ -189,10 +189,10 @@ export const startGateway = async (options: GatewayAppOptions): Promise<RunningG
         toProblem({ statusCode: reply.statusCode, message }, request.url.split('?')[0] ?? '/'),
       );
     });
+    installTracing(fastify);
     installAuth(fastify, runtime, options.nowMs ?? Date.now);
     installMetrics(fastify, metrics);
     app.useGlobalFilters(new ProblemFilter(logInternal));
-    app.useGlobalInterceptors(new TracingInterceptor());
     await app.init();
     await runtime.start();
     await app.listen({ port: config.port, host: config.host });

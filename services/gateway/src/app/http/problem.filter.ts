@@ -2,6 +2,7 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException } from '
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RateLimitedError } from '../../domain/gateway.errors';
 import { PROBLEM_CONTENT_TYPE, toProblem } from '../../domain/problem';
+import { recordRequestFailure } from './tracing.hooks';
 
 /** Nest's own exceptions (unknown route …) as the framework errors `toProblem` understands. */
 const normalize = (error: unknown): unknown =>
@@ -18,6 +19,7 @@ export const sendProblem = (
   log: (error: unknown) => void,
 ): void => {
   const problem = toProblem(normalize(error), request.url.split('?')[0] ?? '/');
+  recordRequestFailure(request, error);
   if (problem.status >= 500 && problem.code === 'INTERNAL') log(error);
   if (error instanceof RateLimitedError) void reply.header('retry-after', String(error.retryAfterSeconds));
   if (reply.sent || reply.raw.headersSent) return;
