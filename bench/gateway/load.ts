@@ -1,9 +1,15 @@
 /**
  * The load generator of bench/gateway, run as its own process so that it never shares an event
- * loop with the server it measures. Closed loop: `concurrency` clients, each sending its next
- * request when the previous answer has been read, over `node:http` keep-alive connections (one
- * per client) — the lightest client Node ships (global fetch/undici costs more CPU per request,
- * CPU the gateway would lose on a 2-core machine).
+ * loop with the server it measures, over `node:http` keep-alive connections — the lightest client
+ * Node ships (global fetch/undici costs more CPU per request, CPU the gateway would lose on a 2-core
+ * machine). Two shapes:
+ * - closed loop (default): `concurrency` clients, each sending its next request when the previous
+ *   answer has been read — the server's capacity; latency is then mostly queueing (≈ clients ÷ rate);
+ * - open loop (`ratePerSecond`): requests are due at a fixed rate whatever the answers do, on up to
+ *   `concurrency` connections (a request due while all are busy waits for one), and each latency is
+ *   measured from the moment the request was due, not sent — so a stalled server shows as latency
+ *   instead of silently lowering the rate (no coordinated omission). Whether the server sustains a
+ *   rate, and with what latency.
  *
  *   node --import tsx bench/gateway/load.ts <config.json>
  *
@@ -25,6 +31,8 @@ export interface LoadConfig {
   readonly uniqueIdempotencyKey?: boolean;
   readonly expectStatus: number;
   readonly concurrency: number;
+  /** Open loop: requests due per second (see above); without it the loop is closed. */
+  readonly ratePerSecond?: number;
   /** Stop after this many requests, or after `seconds` (whichever is given). */
   readonly requests?: number;
   readonly seconds?: number;
@@ -39,6 +47,8 @@ export interface LoadConfig {
 }
 
 export interface LoadResult {
+  /** Open loop: requests that fell due in the measured window (each one answered or counted as an error). */
+  readonly offered?: number;
   readonly requests: number;
   readonly errors: number;
   readonly errorKinds: Record<string, number>;
@@ -120,19 +130,54 @@ const drive = async (
   return { latencies, errors, jobIds, seconds: (performance.now() - started) / 1000 };
 };
 
-const main = async (): Promise<void> => {
-  if (config.warmupSeconds) await drive(false, undefined, performance.now() + config.warmupSeconds * 1000);
-  const limit = performance.now() + (config.maxSeconds ?? 120) * 1000;
-  const run = await drive(
-    true,
-    config.requests,
-    config.seconds === undefined ? limit : Math.min(limit, performance.now() + config.seconds * 1000),
-  );
+/** Open loop: request `i` falls due at `start + i / rate`; latency runs from then. */
+const driveOpen = async (
+  measure: boolean,
+  rate: number,
+  stopAt: number,
+): Promise<{ latencies: number[]; errors: Record<string, number>; seconds: number; offered: number }> => {
+  const latencies: number[] = [];
+  const errors: Record<string, number> = {};
+  const inFlight = new Set<Promise<void>>();
+  const started = performance.now();
+  const intervalMs = 1000 / rate;
+  let issued = 0;
+  const one = async (path: string, dueAt: number): Promise<void> => {
+    try {
+      const res = await once(path);
+      if (res.status !== config.expectStatus)
+        errors[`http ${res.status}`] = (errors[`http ${res.status}`] ?? 0) + 1;
+      else if (measure) latencies.push(performance.now() - dueAt);
+    } catch (error) {
+      const kind = error instanceof Error ? ((error as { code?: string }).code ?? error.message) : 'error';
+      errors[kind] = (errors[kind] ?? 0) + 1;
+    }
+  };
+  for (;;) {
+    const now = performance.now();
+    if (now >= stopAt) break;
+    // Everything due by now goes out (the agent queues what finds no free connection).
+    for (let due = started + issued * intervalMs; due <= now; due = started + issued * intervalMs) {
+      const p = one(config.paths[issued % config.paths.length]!, due);
+      issued += 1;
+      inFlight.add(p);
+      void p.finally(() => inFlight.delete(p));
+    }
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  await Promise.all(inFlight);
+  return { latencies, errors, seconds: (performance.now() - started) / 1000, offered: issued };
+};
+
+/** What one measured run prints. */
+const summary = (
+  run: { latencies: number[]; errors: Record<string, number>; seconds: number },
+  extra: Partial<LoadResult>,
+): LoadResult => {
   const sorted = Float64Array.from(run.latencies).sort();
-  const errors = Object.values(run.errors).reduce((a, b) => a + b, 0);
-  const result: LoadResult = {
+  return {
     requests: run.latencies.length,
-    errors,
+    errors: Object.values(run.errors).reduce((a, b) => a + b, 0),
     errorKinds: run.errors,
     seconds: run.seconds,
     requestsPerSecond: run.latencies.length / run.seconds,
@@ -141,8 +186,29 @@ const main = async (): Promise<void> => {
     maxMs: sorted.length ? sorted[sorted.length - 1]! : 0,
     // maxRSS is in KiB.
     peakRssMb: process.resourceUsage().maxRSS / 1024,
-    ...(config.collectJobIds ? { jobIds: run.jobIds } : {}),
+    ...extra,
   };
+};
+
+const measured = async (): Promise<LoadResult> => {
+  if (config.ratePerSecond !== undefined) {
+    const rate = config.ratePerSecond;
+    if (config.warmupSeconds) await driveOpen(false, rate, performance.now() + config.warmupSeconds * 1000);
+    const run = await driveOpen(true, rate, performance.now() + (config.seconds ?? 10) * 1000);
+    return summary(run, { offered: run.offered });
+  }
+  if (config.warmupSeconds) await drive(false, undefined, performance.now() + config.warmupSeconds * 1000);
+  const limit = performance.now() + (config.maxSeconds ?? 120) * 1000;
+  const run = await drive(
+    true,
+    config.requests,
+    config.seconds === undefined ? limit : Math.min(limit, performance.now() + config.seconds * 1000),
+  );
+  return summary(run, config.collectJobIds ? { jobIds: run.jobIds } : {});
+};
+
+const main = async (): Promise<void> => {
+  const result = await measured();
   agent.destroy();
   process.stdout.write(`${JSON.stringify(result)}\n`);
 };

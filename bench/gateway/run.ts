@@ -3,20 +3,23 @@
  * in the same run with the same load generator.
  *
  *   npm run bench:gateway [-- --submissions 2000 --submit-concurrency 8 --get-seconds 10
- *                            --get-concurrency 32 --events-per-second 200]
+ *                            --get-concurrency 32 --get-rate 2000 --get-rate-connections 64
+ *                            --events-per-second 200]
  *
  * Processes (each its own event loop; on a 2-core machine they compete for the same cores):
  *   gateway   services/gateway/src/main.ts under tsx, own Postgres schema + NATS subject prefix,
  *             rate limit raised to 1,000,000/s (burst 1,000,000) so that the token bucket never answers 429.
  *   baseline  bench/gateway/baseline-server.ts: bare node:http, a small JSON, no auth/database.
- *   load      bench/gateway/load.ts: closed-loop node:http keep-alive clients, one run per phase.
+ *   load      bench/gateway/load.ts: node:http keep-alive clients, closed or open loop, one run per phase.
  *   this one  creates the tenant key (admin endpoint) and, during the GET phase, publishes job
  *             lifecycle events (placed → launching → running → usage → completed, real envelopes
  *             on the namespaced SCHEDULER/EXECUTION subjects) so that the projections write while
  *             reads are measured.
  * Phases: submit (POST /v1/jobs, the YAML of docs/examples/15-multi-provider-ddp.yaml, a fresh
  * Idempotency-Key each), get (GET /v1/jobs/{id} over the submitted jobs, for a fixed time, while
- * the writer runs), and both against the baseline. Prints a table and the ratios; writes
+ * the writer runs: closed loop = capacity), get@rate (the same GETs due at `--get-rate` per second,
+ * open loop, latency from when each was due — what the F9 target is judged on), each also against
+ * the baseline. Prints a table and the ratios; writes
  * bench/gateway/results.json. Needs NATS and Postgres (NATS_URL, DATABASE_URL; defaults: the local
  * ones); drops its schema and streams at the end.
  */
@@ -47,6 +50,9 @@ const { values } = parseArgs({
     'submit-concurrency': { type: 'string', default: '8' },
     'get-seconds': { type: 'string', default: '10' },
     'get-concurrency': { type: 'string', default: '32' },
+    // The open-loop phase: GET at this rate on up to this many connections (the F9 target's rate).
+    'get-rate': { type: 'string', default: '2000' },
+    'get-rate-connections': { type: 'string', default: '64' },
     'warmup-seconds': { type: 'string', default: '2' },
     'events-per-second': { type: 'string', default: '200' },
   },
@@ -55,6 +61,8 @@ const SUBMISSIONS = Number(values.submissions);
 const SUBMIT_CONCURRENCY = Number(values['submit-concurrency']);
 const GET_SECONDS = Number(values['get-seconds']);
 const GET_CONCURRENCY = Number(values['get-concurrency']);
+const GET_RATE = Number(values['get-rate']);
+const GET_RATE_CONNECTIONS = Number(values['get-rate-connections']);
 const WARMUP_SECONDS = Number(values['warmup-seconds']);
 const EVENTS_PER_SECOND = Number(values['events-per-second']);
 
@@ -107,7 +115,8 @@ const runLoad = (config: LoadConfig): Promise<LoadResult> => {
 
 interface Row {
   readonly target: 'gateway' | 'baseline';
-  readonly phase: 'submit' | 'get';
+  /** `get`: closed loop (capacity); `get@rate`: open loop at `--get-rate`. */
+  readonly phase: 'submit' | 'get' | 'get@rate';
   readonly concurrency: number;
   readonly result: LoadResult;
   /** CPU seconds the server process used during the phase, per 1,000 requests. */
@@ -360,10 +369,20 @@ const main = async (): Promise<void> => {
     console.error(
       `GET /v1/jobs/{id} for ${GET_SECONDS} s (${GET_CONCURRENCY} clients): baseline, then the gateway with ${EVENTS_PER_SECOND} lifecycle events/s …`,
     );
+    const getAtRateConfig = (url: string): LoadConfig => ({
+      ...getConfig(url),
+      concurrency: GET_RATE_CONNECTIONS,
+      ratePerSecond: GET_RATE,
+    });
     rows.push(await measure('baseline', 'get', baselinePid, getConfig(baseline.url)));
+    rows.push(await measure('baseline', 'get@rate', baselinePid, getAtRateConfig(baseline.url)));
     // --events-per-second 0: reads alone (to tell the projections' share of the cost).
     const writer = startWriter(nats, EVENTS_PER_SECOND > 0 ? jobIds : [], Math.max(1, EVENTS_PER_SECOND));
+    console.error(
+      `… and GET at ${GET_RATE}/s (open loop, up to ${GET_RATE_CONNECTIONS} connections) while the writer goes on …`,
+    );
     rows.push(await measure('gateway', 'get', gatewayPid, getConfig(gateway.url)));
+    rows.push(await measure('gateway', 'get@rate', gatewayPid, getAtRateConfig(gateway.url)));
     const { published, lastCompleted, seconds: writerSeconds } = await writer.stop();
 
     // The writer's events reached the read model: the last job it completed reads `completed`.
@@ -385,16 +404,16 @@ const main = async (): Promise<void> => {
     const baselineRssMb = procStatus(baselinePid, 'VmHWM');
 
     console.log(
-      '\ntarget    phase    clients  requests  errors   seconds      req/s   p50 ms   p99 ms   max ms  server CPU ms/req  load peak RSS MB',
+      '\ntarget    phase     clients  requests  errors   seconds      req/s   p50 ms   p99 ms   max ms  server CPU ms/req  load peak RSS MB',
     );
     for (const r of rows)
       console.log(
-        `${r.target.padEnd(9)} ${r.phase.padEnd(7)} ${String(r.concurrency).padStart(8)} ${String(r.result.requests).padStart(9)} ` +
+        `${r.target.padEnd(9)} ${r.phase.padEnd(8)} ${String(r.concurrency).padStart(8)} ${String(r.result.requests).padStart(9)} ` +
           `${String(r.result.errors).padStart(7)} ${fmt(r.result.seconds, 2).padStart(9)} ${fmt(r.result.requestsPerSecond, 0).padStart(10)} ` +
           `${fmt(r.result.p50Ms, 2).padStart(8)} ${fmt(r.result.p99Ms, 2).padStart(8)} ${fmt(r.result.maxMs, 2).padStart(8)} ` +
           `${fmt(r.serverCpuMsPerRequest, 2).padStart(18)} ${fmt(r.result.peakRssMb, 0).padStart(17)}`,
       );
-    const [baseSubmit, gwSubmit, baseGet, gwGet] = rows as [Row, Row, Row, Row];
+    const [baseSubmit, gwSubmit, baseGet, , gwGet, gwAtRate] = rows as [Row, Row, Row, Row, Row, Row];
     const errorsOf = (r: Row) => (r.result.errors ? ` ${JSON.stringify(r.result.errorKinds)}` : '');
     console.log(
       `\npeak RSS: gateway ${fmt(gatewayRssMb, 0)} MB, baseline server ${fmt(baselineRssMb, 0)} MB`,
@@ -408,11 +427,19 @@ const main = async (): Promise<void> => {
         `GET ${fmt((gwGet.result.requestsPerSecond / baseGet.result.requestsPerSecond) * 100)}% of req/s; ` +
         `p99 ${fmt(gwGet.result.p99Ms / baseGet.result.p99Ms)}× the baseline's`,
     );
+    // Judged on the open loop: 2,000 requests fell due every second and every one was answered, with
+    // p99 (from the moment each was due) under 25 ms. The closed loop above is the capacity.
+    const atRate = gwAtRate.result;
     const getMet =
-      gwGet.result.requestsPerSecond >= 2000 && gwGet.result.p99Ms < 25 && gwGet.result.errors === 0;
+      GET_RATE >= 2000 &&
+      atRate.errors === 0 &&
+      atRate.requests === atRate.offered &&
+      atRate.requestsPerSecond >= 0.98 * GET_RATE &&
+      atRate.p99Ms < 25;
     const submitMet = gwSubmit.result.requestsPerSecond >= 100 && gwSubmit.result.errors === 0;
     console.log(
-      `target GET ≥ 2,000 req/s with p99 < 25 ms while jobs run: ${fmt(gwGet.result.requestsPerSecond, 0)} req/s, p99 ${fmt(gwGet.result.p99Ms, 2)} ms → ${getMet ? 'MET' : 'MISSED'}${errorsOf(gwGet)}`,
+      `target GET ≥ 2,000 req/s with p99 < 25 ms while jobs run: at ${GET_RATE}/s offered, ${atRate.requests} of ${atRate.offered} answered (${fmt(atRate.requestsPerSecond, 0)}/s), p99 ${fmt(atRate.p99Ms, 2)} ms → ${getMet ? 'MET' : 'MISSED'}${errorsOf(gwAtRate)}` +
+        ` (capacity, closed loop of ${GET_CONCURRENCY}: ${fmt(gwGet.result.requestsPerSecond, 0)} req/s, p99 ${fmt(gwGet.result.p99Ms, 2)} ms)`,
     );
     console.log(
       `target submissions ≥ 100 jobs/s: ${fmt(gwSubmit.result.requestsPerSecond, 0)} jobs/s → ${submitMet ? 'MET' : 'MISSED'}${errorsOf(gwSubmit)}`,
@@ -430,6 +457,8 @@ const main = async (): Promise<void> => {
             SUBMIT_CONCURRENCY,
             GET_SECONDS,
             GET_CONCURRENCY,
+            GET_RATE,
+            GET_RATE_CONNECTIONS,
             WARMUP_SECONDS,
             EVENTS_PER_SECOND,
           },
