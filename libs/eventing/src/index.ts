@@ -1,4 +1,5 @@
 export { type BackoffPolicy, backoffDelay } from './backoff';
+export { Batcher, type BatcherOptions } from './batcher';
 export { type Clock, systemClock } from '@gpunet/contracts';
 export {
   CommandHandler,

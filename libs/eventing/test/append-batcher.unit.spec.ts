@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { Batcher } from '../src/batcher';
 import { AppendBatcher, type AppendOutcome, type PreparedAppend } from '../src/postgres/append-batch';
 
 const append = (streamId: string): PreparedAppend => ({ streamId, expected: null, events: [], trace: null });
@@ -54,5 +55,28 @@ describe('AppendBatcher (group commit)', () => {
     ]);
     await expect(grouped[0]).resolves.toEqual({ ok: false, current: 7 });
     await expect(grouped[1]).resolves.toMatchObject({ ok: true, positions: [9] });
+  });
+});
+
+describe('Batcher (coalesced calls)', () => {
+  it('answers each input with its own output, and refuses a call that answers for too few', async () => {
+    const calls: (readonly number[])[] = [];
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    const batcher = new Batcher<number, string>(
+      async (inputs) => {
+        calls.push(inputs);
+        await gate;
+        return inputs.length === 3 ? inputs.slice(1).map(String) : inputs.map((i) => `#${i}`);
+      },
+      { maxInFlight: 1 },
+    );
+    const first = batcher.submit(1);
+    const rest = [2, 3, 4].map((i) => batcher.submit(i));
+    expect(calls).toEqual([[1]]);
+    release();
+    await expect(first).resolves.toBe('#1');
+    await expect(Promise.all(rest)).rejects.toThrow('answered 2 of 3 inputs');
+    expect(calls).toEqual([[1], [2, 3, 4]]);
   });
 });

@@ -1,3 +1,4 @@
+import { Batcher, type BatcherOptions } from '../batcher';
 import type { TraceRecord } from '../tracing';
 import type { Tx } from './database';
 
@@ -74,58 +75,25 @@ export const runAppendBatch = async (
   });
 };
 
-export interface AppendBatcherOptions {
-  /** Appends per call at most. Default 64. */
-  readonly maxBatch?: number;
-  /** Calls in flight at once. Default 2. */
-  readonly maxInFlight?: number;
-}
+export type AppendBatcherOptions = BatcherOptions;
 
 /**
- * Group commit for appends outside a caller's transaction: an append that arrives while earlier
- * ones are in flight joins the next call, so N concurrent appends cost about one round trip and one
- * commit instead of N. An append arriving when nothing is in flight goes at once (no added latency
- * when idle). Each append still resolves only after its commit, and a conflict rejects that append
- * alone; a database failure rejects every append of the call (none of them committed).
+ * Group commit for appends outside a caller's transaction (a `Batcher`): N concurrent appends cost
+ * about one round trip and one commit instead of N. Each append still resolves only after its
+ * commit, and a conflict rejects that append alone; a database failure rejects every append of the
+ * call (none of them committed). `onCommitted` runs once per call that committed anything, before
+ * its appends resolve.
  */
-export class AppendBatcher {
-  private readonly queue: {
-    append: PreparedAppend;
-    resolve: (o: AppendOutcome) => void;
-    reject: (e: unknown) => void;
-  }[] = [];
-  private inFlight = 0;
-
+export class AppendBatcher extends Batcher<PreparedAppend, AppendOutcome> {
   constructor(
-    private readonly run: (appends: readonly PreparedAppend[]) => Promise<AppendOutcome[]>,
-    private readonly onCommitted: () => void,
-    private readonly options: AppendBatcherOptions = {},
-  ) {}
-
-  submit(append: PreparedAppend): Promise<AppendOutcome> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ append, resolve, reject });
-      this.pump();
-    });
-  }
-
-  private pump(): void {
-    while (this.queue.length > 0 && this.inFlight < (this.options.maxInFlight ?? 2)) {
-      const batch = this.queue.splice(0, this.options.maxBatch ?? 64);
-      this.inFlight += 1;
-      void this.run(batch.map((b) => b.append)).then(
-        (outcomes) => {
-          this.inFlight -= 1;
-          if (outcomes.some((o) => o.ok)) this.onCommitted();
-          batch.forEach((b, i) => b.resolve(outcomes[i]!));
-          this.pump();
-        },
-        (error: unknown) => {
-          this.inFlight -= 1;
-          for (const b of batch) b.reject(error);
-          this.pump();
-        },
-      );
-    }
+    run: (appends: readonly PreparedAppend[]) => Promise<AppendOutcome[]>,
+    onCommitted: () => void,
+    options: AppendBatcherOptions = {},
+  ) {
+    super(async (appends) => {
+      const outcomes = await run(appends);
+      if (outcomes.some((o) => o.ok)) onCommitted();
+      return outcomes;
+    }, options);
   }
 }
