@@ -130,6 +130,7 @@ describe('gateway over HTTP (NATS + Postgres)', () => {
     });
     const got = await call(`/v1/jobs/${job.jobId}`);
     expect(got.status).toBe(200);
+    expect(got.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(await got.json()).toMatchObject({ jobId: job.jobId, status: 'submitted' });
     const events = await eventually(async () => {
       const found = await gatewayEvents(job.jobId);
@@ -158,6 +159,29 @@ describe('gateway over HTTP (NATS + Postgres)', () => {
     expect(responses.map((r) => r.status)).toEqual(Array.from({ length: 24 }, () => 202));
     const ids = await Promise.all(responses.map(async (r) => ((await r.json()) as Job).jobId));
     expect(new Set(ids).size).toBe(24);
+  });
+
+  it('reads job views concurrently, coalesced, each for its own tenant only', async () => {
+    const carol = await h.keyFor('tenant-carol', ['read', 'submit'], 'ai');
+    const dave = await h.keyFor('tenant-dave', ['read', 'submit'], 'ai');
+    const mine = await Promise.all(
+      [carol, carol, dave].map(async (key, i) => {
+        const res = await submit(
+          VALID_SPEC_YAML,
+          'application/yaml',
+          { 'idempotency-key': `mixed-${i}` },
+          key,
+        );
+        expect(res.status).toBe(202);
+        return { key, jobId: ((await res.json()) as Job).jobId };
+      }),
+    );
+    // Every key asks for every job at once, twice over: the reads share queries, the answers do not.
+    const asks = [carol, dave, carol, dave].flatMap((key) => mine.map((job) => ({ key, job })));
+    const answers = await Promise.all(asks.map(({ key, job }) => call(`/v1/jobs/${job.jobId}`, { key })));
+    expect(answers.map((r) => r.status)).toEqual(asks.map(({ key, job }) => (key === job.key ? 200 : 404)));
+    for (const [i, r] of answers.entries())
+      if (r.status === 200) expect(((await r.json()) as Job).jobId).toBe(asks[i]!.job.jobId);
   });
 
   it('accepts JSON specs and uses the tenant default subnet', async () => {

@@ -1,5 +1,5 @@
 import type { Envelope } from '@gpunet/contracts';
-import type { Database, Tx } from '@gpunet/eventing';
+import { Batcher, type Database, type Tx } from '@gpunet/eventing';
 import { applyJobEvent, type JobStatus, type JobView, TERMINAL_STATUSES } from '../domain/job-view';
 
 /** A row of a job's history, as SSE sends it. */
@@ -38,6 +38,28 @@ export interface JobPage {
  * disagree with what was consumed. Every read is by tenant: another tenant's job does not exist.
  */
 export class JobsProjection {
+  /**
+   * `GET /v1/jobs/{id}`, the API's hottest read, coalesced: the views asked for while earlier reads
+   * are in flight are read by the next single query, straight on the pool (`Database.read`) — under
+   * load one round trip (and one Postgres wake-up) serves many requests. The view comes back as the
+   * JSON text stored (`json` column), ready to send.
+   */
+  private readonly views = new Batcher<{ readonly tenantId: string; readonly jobId: string }, string | null>(
+    async (keys) => {
+      const rows = await this.db.read<{ job_id: string; tenant_id: string; view: string }>(
+        `SELECT job_id, tenant_id, view::text AS view FROM "${this.s}".jobs WHERE job_id = ANY($1::text[])`,
+        [[...new Set(keys.map((k) => k.jobId))]],
+      );
+      const byId = new Map(rows.map((r) => [r.job_id, r]));
+      // Another tenant's job is not found: the tenant is checked per request.
+      return keys.map((k) => {
+        const row = byId.get(k.jobId);
+        return row !== undefined && row.tenant_id === k.tenantId ? row.view : null;
+      });
+    },
+    { maxBatch: 128, maxInFlight: 2 },
+  );
+
   constructor(private readonly db: Database) {}
 
   private get s(): string {
@@ -100,13 +122,14 @@ export class JobsProjection {
     return n > 0;
   }
 
+  /** A tenant's job as `GET /v1/jobs/{id}` sends it (JSON text); null when it has none of that id. */
+  getJson(tenantId: string, jobId: string): Promise<string | null> {
+    return this.views.submit({ tenantId, jobId });
+  }
+
   async get(tenantId: string, jobId: string): Promise<JobView | null> {
-    // The hottest read of the API: straight on the pool (`Database.read`).
-    const rows = await this.db.read<{ view: JobView }>(
-      `SELECT view FROM "${this.s}".jobs WHERE job_id = $1 AND tenant_id = $2`,
-      [jobId, tenantId],
-    );
-    return rows[0]?.view ?? null;
+    const json = await this.getJson(tenantId, jobId);
+    return json === null ? null : (JSON.parse(json) as JobView);
   }
 
   async getSpec(tenantId: string, jobId: string): Promise<unknown> {
