@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Database, Tx } from '@gpunet/eventing';
 
 /*
@@ -24,11 +24,13 @@ export const parseApiKey = (key: string): { keyId: string; secret: string } | nu
   return m ? { keyId: m[1]!, secret: m[2]! } : null;
 };
 
-export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+// One-shot `hash`: a `createHash` object per request cost more than the digest itself.
+export const hashSecret = (secret: string): string => hash('sha256', secret, 'hex');
 
-export const secretMatches = (secret: string, storedHash: string): boolean => {
-  const a = Buffer.from(hashSecret(secret), 'hex');
-  const b = Buffer.from(storedHash, 'hex');
+/** Whether `secret` hashes to `stored` (its SHA-256, hex or raw), in constant time. */
+export const secretMatches = (secret: string, stored: string | Buffer): boolean => {
+  const a = hash('sha256', secret, 'buffer');
+  const b = typeof stored === 'string' ? Buffer.from(stored, 'hex') : stored;
   return a.length === b.length && timingSafeEqual(a, b);
 };
 
@@ -81,7 +83,8 @@ export interface ApiKeyStoreOptions {
 }
 
 interface CachedKey {
-  readonly secretHash: string;
+  /** SHA-256 of the secret, raw. */
+  readonly secretHash: Buffer;
   readonly principal: ApiPrincipal;
   readonly until: number;
 }
@@ -133,7 +136,7 @@ export class ApiKeyStore {
     const principal: ApiPrincipal = { keyId: row.key_id, tenantId: row.tenant_id, scopes: row.scopes };
     if (this.#ttlMs > 0) {
       this.#cache.set(row.key_id, {
-        secretHash: row.secret_hash,
+        secretHash: Buffer.from(row.secret_hash, 'hex'),
         principal,
         until: this.#now() + this.#ttlMs,
       });

@@ -128,6 +128,13 @@ export class JobsService {
     });
   }
 
+  /** The job as JSON text, as stored: `GET /v1/jobs/{id}` sends it without parsing it. */
+  async getJson(principal: ApiPrincipal, jobId: string): Promise<string> {
+    const json = await this.runtime.projection.getJson(principal.tenantId, jobId);
+    if (json === null) throw new NotFoundError(`no job ${jobId}`);
+    return json;
+  }
+
   async get(principal: ApiPrincipal, jobId: string): Promise<JobView> {
     const view = await this.runtime.projection.get(principal.tenantId, jobId);
     if (!view) throw new NotFoundError(`no job ${jobId}`);

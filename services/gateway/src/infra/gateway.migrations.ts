@@ -109,4 +109,28 @@ export class JobEventSequence1764998400000 implements MigrationInterface {
   }
 }
 
-export const gatewayMigrations = [GatewayTables1764480000000, JobEventSequence1764998400000];
+/**
+ * `jobs.view` as `json`, which keeps the text it was given, instead of `jsonb`: `GET /v1/jobs/{id}`
+ * sends the stored text as it is (no parse into objects and serialization again per request), in
+ * the key order the gateway wrote (jsonb would reorder keys by length). Nothing queries into views
+ * beyond `->>`, which `json` has too.
+ */
+export class JobViewText1765100000000 implements MigrationInterface {
+  readonly name = 'JobViewText1765100000000';
+
+  async up(runner: QueryRunner): Promise<void> {
+    await runner.query(`ALTER TABLE "${schemaOf(runner)}".jobs ALTER COLUMN view TYPE json USING view::json`);
+  }
+
+  async down(runner: QueryRunner): Promise<void> {
+    await runner.query(
+      `ALTER TABLE "${schemaOf(runner)}".jobs ALTER COLUMN view TYPE jsonb USING view::jsonb`,
+    );
+  }
+}
+
+export const gatewayMigrations = [
+  GatewayTables1764480000000,
+  JobEventSequence1764998400000,
+  JobViewText1765100000000,
+];

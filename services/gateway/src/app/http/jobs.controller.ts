@@ -49,10 +49,16 @@ export class JobsController {
   }
 
   @Get(':jobId')
-  get(@Req() request: FastifyRequest): Promise<unknown> {
+  async get(
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<string> {
     const principal = requireScope(request, 'read');
     const { jobId } = parseInput(S.JobIdParams, request.params, 'path');
-    return this.jobs.get(principal, jobId);
+    const json = await this.jobs.getJson(principal, jobId);
+    // The stored JSON text, sent as is (Fastify serializes only what is not a string).
+    void reply.type('application/json; charset=utf-8');
+    return json;
   }
 
   @Get(':jobId/spec')
