@@ -146,4 +146,30 @@ describe('group commit', () => {
     await store.append('counter-m', [event(2), event(3)], { expectedVersion: 1 });
     expect((await store.readStream('counter-m')).map((e) => e.streamVersion)).toEqual([1, 2, 3]);
   });
+
+  it('an append blocked after planning (an event id already stored) is rejected whole, with the later appends of its stream in the call; no version gap, no outbox row', async () => {
+    // One call in flight: what is submitted while it runs goes together in the next call.
+    const serial = new PostgresEventStore(db, counterRegistry, '', { maxInFlight: 1 });
+    const known = event(1);
+    await serial.append('counter-k', [known], { expectedVersion: 'no_stream' });
+    const blocked = [event(1), { ...known }];
+    const onTop = event(3);
+    const results = await Promise.allSettled([
+      serial.append('counter-x0', [event(1)], { expectedVersion: 'no_stream' }),
+      serial.append('counter-x', blocked, { expectedVersion: 'no_stream' }),
+      serial.append('counter-x', [onTop], { expectedVersion: 'any' }),
+      serial.append('counter-y', [event(1)], { expectedVersion: 'no_stream' }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    for (const r of results.filter((r): r is PromiseRejectedResult => r.status === 'rejected'))
+      expect(r.reason).toBeInstanceOf(ConcurrencyError);
+    expect(await serial.currentVersion('counter-x')).toBe(0);
+    const outbox = await db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM "${schema}".outbox WHERE event_id = ANY($1::uuid[])`,
+      [[blocked[0]!.eventId, onTop.eventId]],
+    );
+    expect(Number(outbox[0]!.n)).toBe(0);
+    await serial.append('counter-x', [event(1)], { expectedVersion: 'no_stream' });
+    expect((await serial.readStream('counter-x')).map((e) => e.streamVersion)).toEqual([1]);
+  });
 });
