@@ -1,10 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-
-const schemaOf = (runner: QueryRunner): string => {
-  const schema = (runner.connection.options as { schema?: string }).schema;
-  if (schema === undefined) throw new Error('the eventing migrations need DataSource.options.schema');
-  return schema;
-};
+import { schemaOf } from './schema';
 
 /**
  * The event store, outbox, inbox and checkpoints of one service (ADR 0001). Every table lives in the

@@ -1,10 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-
-const schemaOf = (runner: QueryRunner): string => {
-  const schema = (runner.connection.options as { schema?: string }).schema;
-  if (schema === undefined) throw new Error('the eventing migrations need DataSource.options.schema');
-  return schema;
-};
+import { APPEND_BATCH_SIGNATURE, schemaOf } from './schema';
 
 /**
  * `append_batch`: appends of several streams in one call and one commit (ADR 0001, "group commit").
@@ -21,11 +16,7 @@ export class AppendFunction1732900000001 implements MigrationInterface {
   async up(runner: QueryRunner): Promise<void> {
     const s = schemaOf(runner);
     await runner.query(`
-      CREATE FUNCTION "${s}".append_batch(
-        p_streams text[], p_expected int[], p_counts int[],
-        p_ids uuid[], p_types text[], p_versions int[], p_data jsonb[], p_correlation text[],
-        p_causation text[], p_occurred timestamptz[], p_subjects text[], p_traces jsonb[])
-      RETURNS TABLE (out_append int, out_current int, out_position bigint, out_version int)
+      CREATE FUNCTION "${s}".append_batch${APPEND_BATCH_SIGNATURE}
       LANGUAGE plpgsql AS $fn$
       DECLARE
         a int;

@@ -1,11 +1,6 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { APPEND_BATCH_SIGNATURE, schemaOf } from './schema';
 import { AppendFunction1732900000001 } from './0002-append-function.migration';
-
-const schemaOf = (runner: QueryRunner): string => {
-  const schema = (runner.connection.options as { schema?: string }).schema;
-  if (schema === undefined) throw new Error('the eventing migrations need DataSource.options.schema');
-  return schema;
-};
 
 /**
  * `append_batch`, set-based: the same signature, results and guarantees as migration 0002's, with
@@ -34,11 +29,7 @@ export class SetBasedAppend1732900000002 implements MigrationInterface {
   async up(runner: QueryRunner): Promise<void> {
     const s = schemaOf(runner);
     await runner.query(`
-      CREATE OR REPLACE FUNCTION "${s}".append_batch(
-        p_streams text[], p_expected int[], p_counts int[],
-        p_ids uuid[], p_types text[], p_versions int[], p_data jsonb[], p_correlation text[],
-        p_causation text[], p_occurred timestamptz[], p_subjects text[], p_traces jsonb[])
-      RETURNS TABLE (out_append int, out_current int, out_position bigint, out_version int)
+      CREATE OR REPLACE FUNCTION "${s}".append_batch${APPEND_BATCH_SIGNATURE}
       LANGUAGE plpgsql AS $fn$
       DECLARE
         n int := coalesce(array_length(p_streams, 1), 0);
