@@ -121,7 +121,13 @@ describe('discovery with three simulated edges (real NATS, Postgres and edge pro
   });
 
   it('answers the candidate query for normalized requirements, with paging', async () => {
-    expect(await providerIds()).toEqual([h100.edgeId, a100.edgeId, rtx.edgeId].sort());
+    // The candidate index follows the projection after its commits (asynchronously): wait for it.
+    const all = [h100.edgeId, a100.edgeId, rtx.edgeId].sort();
+    await waitFor(async () => JSON.stringify(await providerIds()) === JSON.stringify(all), {
+      description: 'the three providers in the candidate index',
+      timeoutMs: 15_000,
+    });
+    expect(await providerIds()).toEqual(all);
     expect(await providerIds('{ count: 1, models: [H100] }')).toEqual([h100.edgeId]);
     expect(await providerIds('{ count: 4, min_vram: 40GB }')).toEqual([h100.edgeId, a100.edgeId].sort());
     expect(await providerIds("{ count: 1, min_compute_capability: '8.9', cuda: '>=12.3' }")).toEqual(
