@@ -11,6 +11,7 @@ import {
   type ClusterUnderTest,
   jobEnded,
   openEconomy,
+  expectTrainedMeteredSettled,
   rankJsonLines,
   rtxHost,
   startCluster,
@@ -143,23 +144,14 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
     const nodes = placed.allocations.flatMap((a) => a.nodes);
     expect(nodes.map((n) => n.providerId).sort()).toEqual(edges.map((e) => e.edgeId).sort());
 
-    // Every rank trained: one JSON line per step, and its "done" line says the loss fell.
-    const lines = rankLines(jobId);
-    const done = lines.filter((l) => l['event'] === 'done');
-    expect(done.map((d) => d['rank']).sort(), explain(jobId)).toEqual([0, 1, 2, 3]);
-    expect(done.every((d) => d['loss_fell'] === true && d['world_size'] === 4)).toBe(true);
-
-    // Usage per provider: both metered, each for its 2 GPUs.
-    const completed = end.data as PayloadOf<typeof JobCompleted>;
-    expect(completed.usage.map((u) => u.providerId).sort()).toEqual(edges.map((e) => e.edgeId).sort());
-    expect(completed.usage.every((u) => u.gpus === 2 && u.gpuSeconds > 0)).toBe(true);
-
-    // And settlement paid for it.
-    const settled = await c.events.waitFor(
-      (e) => e.type === 'job.settled' && (e.data as { jobId: string }).jobId === jobId,
-      { timeoutMs: 60_000 },
+    // Every rank trained (the loss fell), usage per provider (2 GPUs each), and settlement paid for it.
+    await expectTrainedMeteredSettled(
+      c,
+      jobId,
+      end,
+      edges.map((e) => e.edgeId),
+      explain,
     );
-    expect(settled.data).toMatchObject({ outcome: 'completed' });
     // The tenant's statement shows every leg: escrow in, each provider's charge and the fees accrued
     // then posted, the rest refunded — and nothing left in escrow.
     const statement = await askQuery(

@@ -1,5 +1,6 @@
 import {
   type Envelope,
+  type JobCompleted,
   JobSubmitted,
   type PayloadOf,
   prefixSubject,
@@ -9,6 +10,7 @@ import type { NormalizedSpec } from '@gpunet/ensemble-spec';
 import { EventCollector, type NatsTestContext, useNats, waitFor } from '@gpunet/testing';
 import { jetstream } from '@nats-io/jetstream';
 import { Client } from 'pg';
+import { expect } from 'vitest';
 import { type ControlPlaneService, DevCluster, openDevEconomy, publishAs } from '../../src';
 
 export const DATABASE_URL = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -167,3 +169,30 @@ export const jobEnded = (
     .catch((error: unknown) => {
       throw new Error(`the job did not end:\n${explain(jobId)}`, { cause: error });
     });
+
+/**
+ * What every 4-rank DDP job of the cluster tests must show once it completed (`end`): each rank
+ * trained (its "done" line says the loss fell, with world size 4), each of `providerIds` was metered
+ * for its 2 GPUs, and settlement settled the job as completed.
+ */
+export const expectTrainedMeteredSettled = async (
+  c: ClusterUnderTest,
+  jobId: string,
+  end: Envelope,
+  providerIds: readonly string[],
+  explain: (jobId: string) => string,
+): Promise<void> => {
+  const done = rankJsonLines(c, jobId).filter((l) => l['event'] === 'done');
+  expect(done.map((d) => d['rank']).sort(), explain(jobId)).toEqual([0, 1, 2, 3]);
+  expect(done.every((d) => d['loss_fell'] === true && d['world_size'] === 4)).toBe(true);
+
+  const completed = end.data as PayloadOf<typeof JobCompleted>;
+  expect(completed.usage.map((u) => u.providerId).sort()).toEqual([...providerIds].sort());
+  expect(completed.usage.every((u) => u.gpus === 2 && u.gpuSeconds > 0)).toBe(true);
+
+  const settled = await c.events.waitFor(
+    (e) => e.type === 'job.settled' && (e.data as { jobId: string }).jobId === jobId,
+    { timeoutMs: 60_000 },
+  );
+  expect(settled.data).toMatchObject({ outcome: 'completed' });
+};
