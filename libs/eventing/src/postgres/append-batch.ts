@@ -60,10 +60,11 @@ export const runAppendBatch = async (
       events.map((e) => (e.trace ? JSON.stringify(e.trace) : null)),
     ],
   );
+  // The rows of each append, in one pass (a call carries up to `maxBatch` appends).
+  const byAppend = appends.map((): Row[] => []);
+  for (const r of rows) byAppend[r.out_append - 1]?.push(r);
   return appends.map((_, i) => {
-    const mine = rows
-      .filter((r) => r.out_append === i + 1)
-      .sort((x, y) => (x.out_version ?? 0) - (y.out_version ?? 0));
+    const mine = byAppend[i]!.sort((x, y) => (x.out_version ?? 0) - (y.out_version ?? 0));
     const current = Number(mine[0]?.out_current ?? 0);
     if (mine.length === 0 || mine.some((r) => r.out_position === null)) return { ok: false, current };
     return {
