@@ -197,4 +197,50 @@ describe('job event stream under concurrent projection transactions', () => {
     ]);
     expect((await projection.history(jobId, 2)).map((e) => e.type)).toEqual(['job.placed']);
   });
+
+  it('applies a consumer batch of several jobs in order, numbering each job on its own and skipping duplicates and strangers', async () => {
+    const first = await submit();
+    const second = await submit();
+    const { db, projection } = h.gateway.runtime;
+    const recorded = funded(second);
+    await db.transaction((tx) => projection.apply(tx, recorded));
+    const firstFunded = funded(first);
+    await db.transaction((tx) =>
+      projection.applyBatch(tx, [
+        firstFunded,
+        placed(second),
+        funded('not-a-job-of-this-gateway'),
+        recorded, // redelivered: already in the second job's history
+        placed(first),
+        firstFunded, // twice in one batch
+      ]),
+    );
+    expect((await projection.history(first, 0)).map((e) => [e.seq, e.type])).toEqual([
+      [1, 'job.submitted'],
+      [2, 'job.funded'],
+      [3, 'job.placed'],
+    ]);
+    expect((await projection.history(second, 0)).map((e) => [e.seq, e.type])).toEqual([
+      [1, 'job.submitted'],
+      [2, 'job.funded'],
+      [3, 'job.placed'],
+    ]);
+    for (const jobId of [first, second]) {
+      const view = await projection.get('tenant-order', jobId);
+      expect(view?.status).toBe('placed');
+      const { rows } = await h.pg.pool.query<{ status: string; last_seq: string; updated_at: Date }>(
+        `SELECT status, last_seq, updated_at FROM jobs WHERE job_id = $1`,
+        [jobId],
+      );
+      expect(rows[0]).toEqual({
+        status: 'placed',
+        last_seq: '3',
+        updated_at: new Date(view!.updatedAt),
+      });
+    }
+    const { rows } = await h.pg.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM job_events WHERE job_id = 'not-a-job-of-this-gateway'`,
+    );
+    expect(rows[0]!.n).toBe(0);
+  });
 });

@@ -76,22 +76,94 @@ export class JobsProjection {
   }
 
   /** Applies a consumed event to its job; events of jobs this gateway never submitted are ignored. */
-  async apply(tx: Tx, envelope: Envelope): Promise<void> {
-    const jobId = (envelope.data as { jobId?: unknown }).jobId;
-    if (typeof jobId !== 'string') return;
-    const rows = await tx.query<{ view: JobView }>(
-      `SELECT view FROM "${tx.schema}".jobs WHERE job_id = $1 FOR UPDATE`,
-      [jobId],
+  apply(tx: Tx, envelope: Envelope): Promise<void> {
+    return this.applyBatch(tx, [envelope]);
+  }
+
+  /**
+   * Applies consumed events, in the order given, to their jobs — what one consumer batch holds — in
+   * four statements whatever the batch's size (before: five per event, so the projections' round
+   * trips, not the API's reads, were most of the gateway's Postgres traffic and CPU under load, see
+   * bench/gateway). The jobs' rows are locked first, in `job_id` order (two consumers' batches that
+   * share jobs cannot deadlock), then each job's new events are numbered from its `last_seq` as
+   * `record` numbers one: per job, number order is commit order. Events of jobs this gateway never
+   * submitted are ignored; an event already in a job's history (redelivery) takes no number and
+   * changes nothing.
+   */
+  async applyBatch(tx: Tx, envelopes: readonly Envelope[]): Promise<void> {
+    const ofJobs = envelopes.filter(
+      (e): e is Envelope & { data: { jobId: string } } =>
+        typeof (e.data as { jobId?: unknown }).jobId === 'string',
     );
-    const current = rows[0]?.view;
-    if (current === undefined) return;
-    const inserted = await this.record(tx, envelope);
-    if (!inserted) return;
-    const next = applyJobEvent(current, envelope);
-    if (next === current) return;
+    if (ofJobs.length === 0) return;
+    const locked = await tx.query<{ job_id: string; view: JobView; last_seq: string }>(
+      `SELECT job_id, view, last_seq FROM "${tx.schema}".jobs WHERE job_id = ANY($1::text[])
+       ORDER BY job_id FOR UPDATE`,
+      [[...new Set(ofJobs.map((e) => e.data.jobId))]],
+    );
+    if (locked.length === 0) return;
+    const jobs = new Map(
+      locked.map((r) => [
+        r.job_id,
+        { view: r.view, lastSeq: Number(r.last_seq), changed: false, touched: false },
+      ]),
+    );
+    const ours = ofJobs.filter((e) => jobs.has(e.data.jobId));
+    const seen = new Set(
+      (
+        await tx.query<{ event_id: string }>(
+          `SELECT event_id FROM "${tx.schema}".job_events WHERE event_id = ANY($1::text[])`,
+          [ours.map((e) => e.eventId)],
+        )
+      ).map((r) => r.event_id),
+    );
+    const history = {
+      jobId: [] as string[],
+      jobSeq: [] as number[],
+      eventId: [] as string[],
+      type: [] as string[],
+      occurredAt: [] as string[],
+      data: [] as string[],
+    };
+    for (const envelope of ours) {
+      if (seen.has(envelope.eventId)) continue;
+      seen.add(envelope.eventId);
+      const job = jobs.get(envelope.data.jobId)!;
+      job.lastSeq += 1;
+      job.touched = true;
+      history.jobId.push(envelope.data.jobId);
+      history.jobSeq.push(job.lastSeq);
+      history.eventId.push(envelope.eventId);
+      history.type.push(envelope.type);
+      history.occurredAt.push(envelope.occurredAt);
+      history.data.push(JSON.stringify(envelope.data));
+      const next = applyJobEvent(job.view, envelope);
+      if (next !== job.view) {
+        job.view = next;
+        job.changed = true;
+      }
+    }
+    if (history.eventId.length === 0) return;
     await tx.execute(
-      `UPDATE "${tx.schema}".jobs SET status = $2, updated_at = $3, view = $4 WHERE job_id = $1`,
-      [jobId, next.status, next.updatedAt, JSON.stringify(next)],
+      `INSERT INTO "${tx.schema}".job_events (job_id, job_seq, event_id, type, occurred_at, data)
+       SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[], $6::jsonb[])`,
+      [history.jobId, history.jobSeq, history.eventId, history.type, history.occurredAt, history.data],
+    );
+    const touched = [...jobs].filter(([, job]) => job.touched);
+    // A job whose view did not change keeps its status, updated_at and view (NULL: coalesce keeps them).
+    await tx.execute(
+      `UPDATE "${tx.schema}".jobs j SET last_seq = u.last_seq, status = coalesce(u.status, j.status),
+         updated_at = coalesce(u.updated_at, j.updated_at), view = coalesce(u.view, j.view)
+       FROM unnest($1::text[], $2::bigint[], $3::text[], $4::timestamptz[], $5::json[])
+         AS u(job_id, last_seq, status, updated_at, view)
+       WHERE j.job_id = u.job_id`,
+      [
+        touched.map(([jobId]) => jobId),
+        touched.map(([, job]) => job.lastSeq),
+        touched.map(([, job]) => (job.changed ? job.view.status : null)),
+        touched.map(([, job]) => (job.changed ? job.view.updatedAt : null)),
+        touched.map(([, job]) => (job.changed ? JSON.stringify(job.view) : null)),
+      ],
     );
   }
 
