@@ -50,7 +50,7 @@ export {
   type RebuildProgress,
   type RebuildReport,
 } from './projection';
-export { askQuery, type QueryServerOptions, serveQuery } from './query/query';
+export { askQuery, EncodedResponse, type QueryServerOptions, serveQuery } from './query/query';
 export { contextFromTraceRecord, currentTraceRecord, type TraceRecord } from './tracing';
 export {
   type ConsumerSpec,

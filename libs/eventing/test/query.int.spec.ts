@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   askQuery,
+  EncodedResponse,
   NoRespondersError,
   PermanentHandlerError,
   QueryFailedError,
@@ -27,6 +28,14 @@ const Silent = defineQuery({
   request: z.strictObject({}),
   response: z.strictObject({}),
 });
+
+/** A handler answering with these JSON bytes, written into the reply as `EncodedResponse.allocate` offers. */
+const encoded = (json: string) => async () => {
+  const bytes = new TextEncoder().encode(json);
+  const response = EncodedResponse.allocate(bytes.length);
+  response.json.set(bytes);
+  return response;
+};
 
 const prefix = uniqueName('query');
 let nc: NatsConnection;
@@ -102,27 +111,41 @@ describe('request/reply queries over core NATS', () => {
     }
   });
 
-  it('an off-contract response: the server refuses to send it by default; without that check the asker still refuses it', async () => {
-    const offContract = async () => ({ count: -1 });
-    const checked = serveQuery(GpuCount, offContract, { nc, prefix, queue: uniqueName('checked') });
+  it('a handler may answer with encoded JSON, sent as it is', async () => {
+    const sub = serveQuery(GpuCount, encoded('{"count":3}'), { nc, prefix });
     try {
-      const error = await askQuery(nc, GpuCount, { vendor: 'amd' }, { prefix }).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(QueryFailedError);
-      expect((error as QueryFailedError).message).toMatch(/count/);
+      await expect(askQuery(nc, GpuCount, { vendor: 'amd' }, { prefix })).resolves.toEqual({ count: 3 });
     } finally {
-      checked.unsubscribe();
-    }
-    const unchecked = serveQuery(GpuCount, offContract, { nc, prefix, validateResponses: false });
-    try {
-      const error = await askQuery(nc, GpuCount, { vendor: 'amd' }, { prefix }).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(InvalidMessageError);
-      expect((error as InvalidMessageError).issues).toEqual([
-        expect.objectContaining({ path: 'data.count' }),
-      ]);
-    } finally {
-      unchecked.unsubscribe();
+      sub.unsubscribe();
     }
   });
+
+  it.each([
+    ['an object', async () => ({ count: -1 })],
+    ['encoded JSON', encoded('{"count":-1}')],
+  ])(
+    'an off-contract response (%s): the server refuses to send it by default; without that check the asker still refuses it',
+    async (_kind, offContract) => {
+      const checked = serveQuery(GpuCount, offContract, { nc, prefix, queue: uniqueName('checked') });
+      try {
+        const error = await askQuery(nc, GpuCount, { vendor: 'amd' }, { prefix }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(QueryFailedError);
+        expect((error as QueryFailedError).message).toMatch(/count/);
+      } finally {
+        checked.unsubscribe();
+      }
+      const unchecked = serveQuery(GpuCount, offContract, { nc, prefix, validateResponses: false });
+      try {
+        const error = await askQuery(nc, GpuCount, { vendor: 'amd' }, { prefix }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(InvalidMessageError);
+        expect((error as InvalidMessageError).issues).toEqual([
+          expect.objectContaining({ path: 'data.count' }),
+        ]);
+      } finally {
+        unchecked.unsubscribe();
+      }
+    },
+  );
 
   it('nobody serving → NoRespondersError; a slow server → QueryTimeoutError', async () => {
     await expect(

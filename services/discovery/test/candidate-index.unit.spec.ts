@@ -146,6 +146,45 @@ describe('CandidateIndex', () => {
     expect(small.nextCursor).toBe('p2'); // p2 (offline) was examined; p3 did not fit
   });
 
+  it.each([
+    ['a whole page', '{ count: 1 }', {}, 1 << 20],
+    ['some GPUs of each provider', '{ count: 1, vendor: amd }', {}, 1 << 20],
+    ['a page cut by count', '{ count: 1 }', { limit: 2, cursor: 'p1' }, 1 << 20],
+    ['a page cut by size', '{ count: 1 }', {}, 3_000],
+    ['an empty page', '{ count: 1 }', { cursor: 'p9' }, 1 << 20],
+  ])('queryJson is JSON.stringify of query, byte for byte: %s', (_name, gpus, over, bytes) => {
+    const r = request(gpus, over);
+    const at = Date.parse('2030-01-01T12:00:00Z');
+    expect(new TextDecoder().decode(index.queryJson(r, at, bytes))).toBe(
+      JSON.stringify(index.query(r, at, bytes)),
+    );
+  });
+
+  it('queryJson writes into the buffer it is given and counts multi-byte characters', () => {
+    const i = new CandidateIndex();
+    i.replaceAll([
+      provider('a', { name: 'Zürich — 東京', location: { continent: 'EU', country: 'CH', city: 'Zürich' } }),
+      provider('b'),
+    ]);
+    const r = request('{ count: 1 }');
+    let given: Uint8Array | undefined;
+    const json = i.queryJson(r, 0, 1 << 20, (length) => {
+      given = new Uint8Array(length + 2).subarray(1, length + 1);
+      return given;
+    });
+    expect(json).toBe(given);
+    const expected = JSON.stringify(i.query(r, 0, 1 << 20));
+    expect(new TextDecoder().decode(json)).toBe(expected);
+    expect(json.length).toBe(new TextEncoder().encode(expected).length);
+    // The size limit counts bytes, not characters: b fits exactly, and one byte less leaves it out.
+    const [aBytes, bBytes] = i
+      .query(r, 0, 1 << 20)
+      .items.map((item) => new TextEncoder().encode(JSON.stringify(item)).length);
+    const fits = 256 + aBytes! + 1 + bBytes!;
+    expect(i.query(r, 0, fits).items.map((p) => p.providerId)).toEqual(['a', 'b']);
+    expect(i.query(r, 0, fits - 1)).toMatchObject({ items: [{ providerId: 'a' }], nextCursor: 'a' });
+  });
+
   it('never lets an older read replace a newer row', () => {
     const i = new CandidateIndex();
     expect(i.upsert(provider('a', { version: 3 }))).toBe(true);

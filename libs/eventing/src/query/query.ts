@@ -30,6 +30,47 @@ const ReplySchema = z.union([
   }),
 ]);
 
+const utf8 = new TextEncoder();
+const OK_HEAD = utf8.encode('{"ok":true,"data":');
+const OK_TAIL = utf8.encode('}');
+
+/**
+ * A response its handler already holds as JSON: the UTF-8 bytes of a value of the query's response
+ * schema. The server sends them as the reply's `data` as they are, so a handler answering with large
+ * pages need not build objects only to have them stringified (for a 500 KB page that is milliseconds
+ * of CPU and a heap's worth of garbage per query). With `validateResponses` (the default) the server
+ * still parses and checks them before sending; the asker checks what it receives either way.
+ */
+export class EncodedResponse {
+  /** The whole `ok` reply when `json` was written inside it (see `allocate`). */
+  private reply: Uint8Array | undefined;
+
+  constructor(readonly json: Uint8Array) {}
+
+  /**
+   * A response of `length` bytes for the handler to write into `json`, inside a buffer that already
+   * holds the reply around it: the server sends that buffer without copying the response again.
+   */
+  static allocate(length: number): EncodedResponse {
+    const reply = new Uint8Array(OK_HEAD.length + length + OK_TAIL.length);
+    reply.set(OK_HEAD);
+    reply.set(OK_TAIL, OK_HEAD.length + length);
+    const response = new EncodedResponse(reply.subarray(OK_HEAD.length, OK_HEAD.length + length));
+    response.reply = reply;
+    return response;
+  }
+
+  /** The `ok` reply around this response, in one buffer (what NATS publishes). */
+  toReply(): Uint8Array {
+    if (this.reply) return this.reply;
+    const out = new Uint8Array(OK_HEAD.length + this.json.length + OK_TAIL.length);
+    out.set(OK_HEAD);
+    out.set(this.json, OK_HEAD.length);
+    out.set(OK_TAIL, OK_HEAD.length + this.json.length);
+    return out;
+  }
+}
+
 export interface QueryServerOptions {
   readonly nc: NatsConnection;
   readonly prefix?: string;
@@ -37,7 +78,7 @@ export interface QueryServerOptions {
   readonly queue?: string;
   readonly onError?: (error: unknown, context: string) => void;
   /**
-   * Check each response against the definition before sending it (default true). The asker
+   * Check each response (an `EncodedResponse` too) against the definition before sending it (default true). The asker
    * validates every reply it consumes (`askQuery`) either way; a server whose handler builds large
    * responses from already-validated state may skip this second check on its hot path, provided its
    * tests check the handler's output against the schema.
@@ -52,7 +93,7 @@ export interface QueryServerOptions {
  */
 export const serveQuery = <Q extends QueryDefinition>(
   def: Q,
-  handler: (request: z.output<Q['request']>) => Promise<QueryResponse<Q>>,
+  handler: (request: z.output<Q['request']>) => Promise<QueryResponse<Q> | EncodedResponse>,
   options: QueryServerOptions,
 ): Subscription =>
   options.nc.subscribe(def.subject(options.prefix ?? ''), {
@@ -68,7 +109,7 @@ export const serveQuery = <Q extends QueryDefinition>(
 
 const answer = async <Q extends QueryDefinition>(
   def: Q,
-  handler: (request: z.output<Q['request']>) => Promise<QueryResponse<Q>>,
+  handler: (request: z.output<Q['request']>) => Promise<QueryResponse<Q> | EncodedResponse>,
   msg: Msg,
   options: QueryServerOptions,
 ): Promise<void> => {
@@ -117,6 +158,12 @@ const answer = async <Q extends QueryDefinition>(
       }
       try {
         const result = await handler(request.data as z.output<Q['request']>);
+        if (result instanceof EncodedResponse) {
+          if (options.validateResponses !== false)
+            def.response.parse(JSON.parse(new TextDecoder().decode(result.json)));
+          if (msg.reply) msg.respond(result.toReply());
+          return;
+        }
         const data = options.validateResponses === false ? result : def.response.parse(result);
         reply({ ok: true, data });
       } catch (error) {

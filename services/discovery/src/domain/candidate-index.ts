@@ -67,18 +67,65 @@ const mightMatch = (s: ProviderSummary, c: CandidateCriteria): boolean =>
   (c.vendor === null || s.vendors.has(c.vendor)) &&
   (c.models.length === 0 || anyModelIn(s.modelWords, c.models));
 
-/** A provider in the index with what its GPUs could offer at best (computed once per row). */
+/**
+ * A provider in the index with what its GPUs could offer at best and its reply JSON, both computed
+ * once per row: a page is copied together from these bytes instead of built as objects and
+ * stringified (that cost ~3 ms a page and put ~1 MB a query on the heap, which V8 then collected
+ * with mark-compacts of the whole index every few dozen queries: bench/discovery).
+ */
 interface Entry {
   readonly id: string;
   readonly provider: IndexedProvider;
   readonly summary: ProviderSummary;
+  /** `JSON.stringify` of the provider as a candidate with all its GPUs, less the closing `]}`. */
+  readonly json: Uint8Array;
+  /** Where each GPU's JSON ends in `json` (the first starts where `"gpus":[` ends, at `headBytes`). */
+  readonly gpuEnds: readonly number[];
+  readonly headBytes: number;
 }
 
-const entryOf = (provider: IndexedProvider): Entry => ({
-  id: provider.providerId,
-  provider,
-  summary: summarize(provider),
-});
+const utf8 = new TextEncoder();
+
+const entryOf = (provider: IndexedProvider): Entry => {
+  const head = JSON.stringify(candidateOf(provider, [])).slice(0, -2); // …,"gpus":[
+  const gpus = provider.gpus.map((g) => JSON.stringify(toCandidateGpu(g)));
+  const json = utf8.encode(head + gpus.join(''));
+  const headBytes = utf8.encode(head).length;
+  const gpuEnds: number[] = [];
+  let end = headBytes;
+  for (const g of gpus) gpuEnds.push((end += utf8.encode(g).length));
+  return { id: provider.providerId, provider, summary: summarize(provider), json, gpuEnds, headBytes };
+};
+
+/** A provider a page carries, with the positions (in `provider.gpus`) of its matching GPUs. */
+interface Choice {
+  readonly entry: Entry;
+  readonly gpus: readonly number[];
+}
+
+/** What a page holds: the providers chosen, the bytes of their JSON (commas between) and where the next page starts. */
+interface Selection {
+  readonly picks: readonly Choice[];
+  readonly itemBytes: number;
+  readonly nextCursor: string | null;
+}
+
+const gpuBytes = (e: Entry, k: number): number => e.gpuEnds[k]! - (k === 0 ? e.headBytes : e.gpuEnds[k - 1]!);
+
+/** The bytes of a choice's JSON: head, its GPUs with commas between, `]}`. */
+const choiceBytes = (e: Entry, gpus: readonly number[]): number => {
+  let n = e.headBytes + gpus.length - 1 + 2;
+  for (const k of gpus) n += gpuBytes(e, k);
+  return n;
+};
+
+const OPEN = utf8.encode('{"items":[');
+const CURSOR = utf8.encode('],"nextCursor":');
+const CLOSE = utf8.encode(']}');
+const COMMA = 0x2c;
+const BRACE = 0x7d;
+/** What a reply holds besides its items: `{"items":[`, the cursor and the query's envelope, generously. */
+const ENVELOPE_BYTES = 256;
 
 const providerMatches = (e: Entry, c: CandidateCriteria): boolean =>
   e.provider.status === 'online' && mightMatch(e.summary, c) && providerMeets(e.provider, c);
@@ -172,51 +219,109 @@ export class CandidateIndex {
     nowMs: number,
     maxReplyBytes: number,
   ): QueryResponse<typeof FindCandidates> {
+    const { picks, nextCursor } = this.select(request, nowMs, maxReplyBytes);
+    return {
+      items: picks.map(({ entry, gpus }) =>
+        candidateOf(
+          entry.provider,
+          gpus.map((k) => toCandidateGpu(entry.provider.gpus[k]!)),
+        ),
+      ),
+      nextCursor,
+    };
+  }
+
+  /**
+   * The same page as `query`, as the UTF-8 bytes of its JSON (`JSON.stringify` of `query`'s answer,
+   * byte for byte), copied together from each provider's JSON kept in the index into the buffer
+   * `allocate` gives (zeroed, of the length asked).
+   */
+  queryJson(
+    request: CandidateRequest,
+    nowMs: number,
+    maxReplyBytes: number,
+    allocate: (length: number) => Uint8Array = (length) => new Uint8Array(length),
+  ): Uint8Array {
+    const { picks, itemBytes, nextCursor } = this.select(request, nowMs, maxReplyBytes);
+    const cursor = utf8.encode(JSON.stringify(nextCursor));
+    const out = allocate(OPEN.length + itemBytes + CURSOR.length + cursor.length + 1);
+    out.set(OPEN);
+    let at = OPEN.length;
+    for (let i = 0; i < picks.length; i++) {
+      const { entry, gpus } = picks[i]!;
+      if (i > 0) out[at++] = COMMA;
+      out.set(entry.json.subarray(0, entry.headBytes), at);
+      at += entry.headBytes;
+      for (let j = 0; j < gpus.length; j++) {
+        const k = gpus[j]!;
+        if (j > 0) out[at++] = COMMA;
+        const from = k === 0 ? entry.headBytes : entry.gpuEnds[k - 1]!;
+        const to = entry.gpuEnds[k]!;
+        out.set(entry.json.subarray(from, to), at);
+        at += to - from;
+      }
+      out.set(CLOSE, at);
+      at += CLOSE.length;
+    }
+    out.set(CURSOR, at);
+    at += CURSOR.length;
+    out.set(cursor, at);
+    out[at + cursor.length] = BRACE;
+    return out;
+  }
+
+  private select(request: CandidateRequest, nowMs: number, maxReplyBytes: number): Selection {
     const c = candidateCriteria(request);
     const maxPrice = c.maxPriceMinor === null ? null : BigInt(c.maxPriceMinor);
     const atMs = request.at === null ? nowMs : Date.parse(request.at);
-    const items: CandidateProvider[] = [];
-    let bytes = 64;
+    const picks: Choice[] = [];
+    let itemBytes = 0;
     const entries = this.entries;
     const start = request.cursor === null ? 0 : upperBound(entries, request.cursor);
     for (let i = start; i < entries.length; i++) {
       const entry = entries[i]!;
       if (!providerMatches(entry, c)) continue;
       const p = entry.provider;
-      const gpus: CandidateGpu[] = [];
-      for (const g of p.gpus)
+      const gpus: number[] = [];
+      for (let k = 0; k < p.gpus.length; k++) {
+        const g = p.gpus[k]!;
         if (gpuMatches(g, c, maxPrice) && versionsSatisfied(g, request.gpu.cuda, request.gpu.rocm))
-          gpus.push(toCandidateGpu(g));
+          gpus.push(k);
+      }
       if (gpus.length === 0 || Math.min(gpus.length, p.maxGpusPerJob) < c.minGpusPerProvider) continue;
       if (!locationAllowed(request.location, p.location)) continue;
       if (!availableFor(p.availability, atMs, request.maxDurationMs)) continue;
-      const item: CandidateProvider = {
-        providerId: p.providerId,
-        name: p.name,
-        simulated: p.simulated,
-        cpuArchitecture: p.cpuArchitecture,
-        cpuMillicores: p.cpuMillicores,
-        memoryBytes: p.memoryBytes,
-        location: p.location,
-        subnets: p.subnets,
-        maxGpusPerJob: p.maxGpusPerJob,
-        maxJobDurationMs: p.maxJobDurationMs,
-        asset: p.asset,
-        gpus,
-      };
-      // Serializing every item only to measure it costs a millisecond a page: estimate generously
-      // and measure only near the limit.
-      const estimate = 600 + gpus.length * 400 + p.subnets.length * 70;
-      const size = bytes + estimate <= maxReplyBytes ? estimate : JSON.stringify(item).length + 1;
-      if (bytes + size > maxReplyBytes && items.length > 0) return { items, nextCursor: entries[i - 1]!.id };
-      bytes += size;
-      items.push(item);
-      if (items.length === request.limit)
-        return { items, nextCursor: i + 1 < entries.length ? p.providerId : null };
+      const size = choiceBytes(entry, gpus) + (picks.length > 0 ? 1 : 0);
+      if (ENVELOPE_BYTES + itemBytes + size > maxReplyBytes && picks.length > 0)
+        return { picks, itemBytes, nextCursor: entries[i - 1]!.id };
+      itemBytes += size;
+      picks.push({ entry, gpus });
+      if (picks.length === request.limit)
+        return {
+          picks,
+          itemBytes,
+          nextCursor: i + 1 < entries.length ? p.providerId : null,
+        };
     }
-    return { items, nextCursor: null };
+    return { picks, itemBytes, nextCursor: null };
   }
 }
+
+/** A provider as a candidate (the reply's field order) with these GPUs. */
+const candidateOf = (p: IndexedProvider, gpus: CandidateGpu[]): CandidateProvider => ({
+  providerId: p.providerId,
+  name: p.name,
+  simulated: p.simulated,
+  cpuArchitecture: p.cpuArchitecture,
+  cpuMillicores: p.cpuMillicores,
+  memoryBytes: p.memoryBytes,
+  location: p.location,
+  subnets: p.subnets,
+  maxGpusPerJob: p.maxGpusPerJob,
+  maxJobDurationMs: p.maxJobDurationMs,
+  asset: p.asset,
+  gpus,
+});
 
 const toCandidateGpu = (g: IndexedGpu): CandidateGpu => ({
   uuid: g.uuid,
