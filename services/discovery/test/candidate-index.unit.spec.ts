@@ -185,6 +185,25 @@ describe('CandidateIndex', () => {
     expect(i.query(r, 0, fits - 1)).toMatchObject({ items: [{ providerId: 'a' }], nextCursor: 'a' });
   });
 
+  it('matches models and vendors by what each provider offers, however its row came in', () => {
+    const h100 = { model: 'NVIDIA H100 80GB HBM3', modelWords: ' NVIDIA H100 80GB HBM3 ' };
+    const i = new CandidateIndex();
+    i.replaceAll([provider('a'), provider('b'), provider('c', { gpus: [gpu(0, h100), gpu(1)] })]);
+    expect(i.upsert(provider('d', { version: 2, gpus: [gpu(0, h100)] }))).toBe(true);
+    expect(ids(i, request("{ count: 1, models: ['H100'] }"))).toEqual(['c', 'd']);
+    expect(ids(i, request("{ count: 1, models: ['A100'] }"))).toEqual(['a', 'b', 'c']);
+    // Offered GPUs only: c's H100 taken, a now an H100 host.
+    i.replaceAll([
+      provider('a', { version: 2, gpus: [gpu(0, h100)] }),
+      provider('b'),
+      provider('c', { version: 2, gpus: [gpu(0, { ...h100, available: false }), gpu(1)] }),
+      provider('d', { version: 2, gpus: [gpu(0, h100)] }),
+    ]);
+    expect(ids(i, request("{ count: 1, models: ['H100'] }"))).toEqual(['a', 'd']);
+    expect(ids(i, request("{ count: 1, models: ['H100', 'A100 SXM4'] }"))).toEqual(['a', 'b', 'c', 'd']);
+    expect(ids(i, request('{ count: 1, vendor: amd }'))).toEqual([]);
+  });
+
   it('never lets an older read replace a newer row', () => {
     const i = new CandidateIndex();
     expect(i.upsert(provider('a', { version: 3 }))).toBe(true);
