@@ -159,11 +159,21 @@ describe('group commit', () => {
       serial.append('counter-x', blocked, { expectedVersion: 'no_stream' }),
       serial.append('counter-x', [onTop], { expectedVersion: 'any' }),
       serial.append('counter-y', [event(1)], { expectedVersion: 'no_stream' }),
+      // Blocked the same way on a stream that has events: it reports the version it met.
+      serial.append('counter-k', [event(2), { ...known }], { expectedVersion: 1 }),
     ]);
-    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
-    for (const r of results.filter((r): r is PromiseRejectedResult => r.status === 'rejected'))
-      expect(r.reason).toBeInstanceOf(ConcurrencyError);
+    expect(results.map((r) => r.status)).toEqual([
+      'fulfilled',
+      'rejected',
+      'rejected',
+      'fulfilled',
+      'rejected',
+    ]);
+    const rejected = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    for (const r of rejected) expect(r.reason).toBeInstanceOf(ConcurrencyError);
+    expect(rejected.map((r) => (r.reason as ConcurrencyError).actualVersion)).toEqual([0, 0, 1]);
     expect(await serial.currentVersion('counter-x')).toBe(0);
+    expect(await serial.currentVersion('counter-k')).toBe(1);
     const outbox = await db.query<{ n: string }>(
       `SELECT count(*) AS n FROM "${schema}".outbox WHERE event_id = ANY($1::uuid[])`,
       [[blocked[0]!.eventId, onTop.eventId]],

@@ -27,8 +27,25 @@ export class SetBasedAppend1732900000002 implements MigrationInterface {
   readonly name = 'SetBasedAppend1732900000002';
 
   async up(runner: QueryRunner): Promise<void> {
-    const s = schemaOf(runner);
-    await runner.query(`
+    await runner.query(setBasedAppendFunction(schemaOf(runner), { planPerCall: false }));
+  }
+
+  async down(runner: QueryRunner): Promise<void> {
+    await runner.query(`DROP FUNCTION IF EXISTS "${schemaOf(runner)}".append_batch`);
+    await new AppendFunction1732900000001().up(runner);
+  }
+}
+
+/**
+ * The set-based `append_batch` of schema `s`. `planPerCall: false` is migration 0003's function;
+ * `true` is 0004's, which has every statement that reads `events` planned at each call (see there).
+ */
+export const setBasedAppendFunction = (s: string, { planPerCall }: { planPerCall: boolean }): string => {
+  // The current version of each stream in $1, as two parallel arrays.
+  const versionsOf = `SELECT coalesce(array_agg(v.stream_id), '{}'), coalesce(array_agg(v.version), '{}')
+                  FROM (SELECT e.stream_id, max(e.stream_version) AS version
+                          FROM "${s}".events e WHERE e.stream_id = ANY($1) GROUP BY e.stream_id) v`;
+  return `
       CREATE OR REPLACE FUNCTION "${s}".append_batch${APPEND_BATCH_SIGNATURE}
       LANGUAGE plpgsql AS $fn$
       DECLARE
@@ -54,16 +71,27 @@ export class SetBasedAppend1732900000002 implements MigrationInterface {
         out_a int[] := '{}';
         out_cur int[] := '{}';
         out_pos bigint[] := '{}';
-        out_ver int[] := '{}';
+        out_ver int[] := '{}';${
+          planPerCall
+            ? `
+        f_streams text[] := '{}';
+        f_versions int[] := '{}';`
+            : ''
+        }
       BEGIN
         IF n = 0 THEN
           RETURN;
         END IF;
-        -- 1. Where every stream named stands now.
+        -- 1. Where every stream named stands now.${
+          planPerCall
+            ? `
+        EXECUTE $q$${versionsOf}$q$ INTO k_streams, k_versions USING p_streams;`
+            : `
         SELECT coalesce(array_agg(v.stream_id), '{}'), coalesce(array_agg(v.version), '{}')
           INTO k_streams, k_versions
           FROM (SELECT e.stream_id, max(e.stream_version) AS version
-                  FROM "${s}".events e WHERE e.stream_id = ANY(p_streams) GROUP BY e.stream_id) v;
+                  FROM "${s}".events e WHERE e.stream_id = ANY(p_streams) GROUP BY e.stream_id) v;`
+        }
         -- 2. Plan in order: each append sees the streams as the earlier appends leave them.
         FOR a IN 1 .. n LOOP
           k := array_position(k_streams, p_streams[a]);
@@ -134,26 +162,37 @@ export class SetBasedAppend1732900000002 implements MigrationInterface {
             out_ver := out_ver || NULL::int;
           END IF;
         END LOOP;
-        IF array_length(drop_ids, 1) > 0 THEN
-          DELETE FROM "${s}".events e WHERE e.event_id = ANY(drop_ids);
+        IF array_length(drop_ids, 1) > 0 THEN${
+          planPerCall
+            ? `
+          EXECUTE $q$DELETE FROM "${s}".events e WHERE e.event_id = ANY($1)$q$ USING drop_ids;`
+            : `
+          DELETE FROM "${s}".events e WHERE e.event_id = ANY(drop_ids);`
+        }
         END IF;
         -- 5. The outbox rows of the events kept, in event order.
         INSERT INTO "${s}".outbox (event_id, subject, type, version, trace)
           SELECT p_ids[x.i], p_subjects[x.i], p_types[x.i], p_versions[x.i], p_traces[x.i]
             FROM unnest(keep_index) WITH ORDINALITY AS x(i, ord)
            ORDER BY x.ord;
+        ${
+          planPerCall
+            ? `-- The versions that rejected appends met, read again once for all of them.
+        IF array_length(failed_streams, 1) > 0 THEN
+          EXECUTE $q$${versionsOf}$q$ INTO f_streams, f_versions USING failed_streams;
+        END IF;
         RETURN QUERY
+          SELECT o.a, coalesce(o.cur, f_versions[array_position(f_streams, p_streams[o.a])], 0),
+                 o.pos, o.ver
+            FROM unnest(out_a, out_cur, out_pos, out_ver) WITH ORDINALITY AS o(a, cur, pos, ver, ord)
+           ORDER BY o.ord;`
+            : `RETURN QUERY
           SELECT o.a, coalesce(o.cur, (SELECT coalesce(max(e.stream_version), 0)
                                          FROM "${s}".events e WHERE e.stream_id = p_streams[o.a])),
                  o.pos, o.ver
             FROM unnest(out_a, out_cur, out_pos, out_ver) WITH ORDINALITY AS o(a, cur, pos, ver, ord)
-           ORDER BY o.ord;
+           ORDER BY o.ord;`
+        }
       END
-      $fn$`);
-  }
-
-  async down(runner: QueryRunner): Promise<void> {
-    await runner.query(`DROP FUNCTION IF EXISTS "${schemaOf(runner)}".append_batch`);
-    await new AppendFunction1732900000001().up(runner);
-  }
-}
+      $fn$`;
+};

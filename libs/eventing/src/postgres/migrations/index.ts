@@ -1,10 +1,12 @@
 import { EventingTables1732900000000 } from './0001-eventing.migration';
 import { AppendFunction1732900000001 } from './0002-append-function.migration';
 import { SetBasedAppend1732900000002 } from './0003-set-based-append.migration';
+import { PlanPerCallAppend1732900000003 } from './0004-plan-per-call-append.migration';
 
 /** The eventing tables' migrations, in order. Services append their own after these. */
 export const eventingMigrations = [
   EventingTables1732900000000,
   AppendFunction1732900000001,
   SetBasedAppend1732900000002,
+  PlanPerCallAppend1732900000003,
 ];
