@@ -29,6 +29,17 @@ describe('Database.read: a SELECT straight on the pool', () => {
     await expect(db.read(sql, [3])).resolves.toEqual([]);
   });
 
+  it('reads through a named prepared statement, again and with other parameters, as it reads unnamed', async () => {
+    const sql = `SELECT id, doc, at FROM "${db.schema}".items WHERE id >= $1 ORDER BY id`;
+    // More calls than the pool has connections, concurrently: each connection prepares it once.
+    const reads = await Promise.all(
+      [1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3].map((from) => db.read(sql, [from], 'items_from')),
+    );
+    for (const [i, from] of [1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3].entries())
+      expect(reads[i]).toEqual(await db.read(sql, [from]));
+    expect(reads[0]).toHaveLength(2);
+  });
+
   it('rejects with the server’s error, and the pool goes on', async () => {
     await expect(db.read(`SELECT * FROM "${db.schema}".missing`)).rejects.toThrow(/does not exist/);
     await expect(db.read(`SELECT count(*)::int AS n FROM "${db.schema}".items`)).resolves.toEqual([{ n: 2 }]);

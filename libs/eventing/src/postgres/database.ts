@@ -126,16 +126,32 @@ export class Database {
    * One SELECT straight on the connection pool, without a TypeORM query runner (created, connected
    * and released per `query`): for hot read paths such as the gateway's `GET /v1/jobs/{id}`. The
    * rows are `pg`'s, as `query` returns them for a SELECT; not for statements that write.
+   *
+   * `statement`: a name for `sql` as a prepared statement, which each pooled connection parses and
+   * plans once instead of on every call (Postgres CPU that a hot read spends again and again). A
+   * name must always come with the same SQL. Default: unnamed, parsed every time.
    */
-  async read<R = Record<string, unknown>>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+  async read<R = Record<string, unknown>>(
+    sql: string,
+    params: readonly unknown[] = [],
+    statement?: string,
+  ): Promise<R[]> {
     const pool = (this.dataSource.driver as unknown as { master: PgPool }).master;
-    return (await pool.query<R>(sql, [...params])).rows;
+    return (
+      await pool.query<R>(
+        statement === undefined ? sql : { name: statement, text: sql, values: [...params] },
+        statement === undefined ? [...params] : undefined,
+      )
+    ).rows;
   }
 }
 
 /** What `read` uses of the `pg` pool TypeORM's Postgres driver holds (`driver.master`). */
 interface PgPool {
-  query<R>(sql: string, params: unknown[]): Promise<{ rows: R[] }>;
+  query<R>(
+    query: string | { name: string; text: string; values: unknown[] },
+    params: unknown[] | undefined,
+  ): Promise<{ rows: R[] }>;
 }
 
 const txFor = (runner: QueryRunner, schema: string, committed: (() => void)[]): Tx => ({
