@@ -58,6 +58,16 @@ export interface LoadResult {
   readonly p99Ms: number;
   readonly maxMs: number;
   readonly peakRssMb: number;
+  /** The load generator's own CPU time per request in the measured run (it shares the cores). */
+  readonly cpuMsPerRequest: number;
+  /**
+   * Open loop: where the slow requests (over 25 ms, the F9 bound) fell due — the 100 ms windows
+   * holding the most of them, as [seconds into the run, slow requests, their max ms] — to tell a few
+   * stalls from a tail spread over the whole run.
+   */
+  readonly slowWindows?: [number, number, number][];
+  /** Requests of the warm-up (not measured; answered or failed). */
+  readonly warmupRequests: number;
   readonly jobIds?: string[];
 }
 
@@ -98,7 +108,13 @@ const drive = async (
   measure: boolean,
   stopAfterRequests: number | undefined,
   stopAt: number | undefined,
-): Promise<{ latencies: number[]; errors: Record<string, number>; jobIds: string[]; seconds: number }> => {
+): Promise<{
+  latencies: number[];
+  errors: Record<string, number>;
+  jobIds: string[];
+  seconds: number;
+  issued: number;
+}> => {
   const latencies: number[] = [];
   const errors: Record<string, number> = {};
   const jobIds: string[] = [];
@@ -127,7 +143,7 @@ const drive = async (
     }
   };
   await Promise.all(Array.from({ length: config.concurrency }, client));
-  return { latencies, errors, jobIds, seconds: (performance.now() - started) / 1000 };
+  return { latencies, errors, jobIds, seconds: (performance.now() - started) / 1000, issued };
 };
 
 /** Open loop: request `i` falls due at `start + i / rate`; latency runs from then. */
@@ -135,8 +151,15 @@ const driveOpen = async (
   measure: boolean,
   rate: number,
   stopAt: number,
-): Promise<{ latencies: number[]; errors: Record<string, number>; seconds: number; offered: number }> => {
+): Promise<{
+  latencies: number[];
+  errors: Record<string, number>;
+  seconds: number;
+  offered: number;
+  slowWindows: [number, number, number][];
+}> => {
   const latencies: number[] = [];
+  const slow = new Map<number, [number, number]>();
   const errors: Record<string, number> = {};
   const inFlight = new Set<Promise<void>>();
   const started = performance.now();
@@ -147,7 +170,15 @@ const driveOpen = async (
       const res = await once(path);
       if (res.status !== config.expectStatus)
         errors[`http ${res.status}`] = (errors[`http ${res.status}`] ?? 0) + 1;
-      else if (measure) latencies.push(performance.now() - dueAt);
+      else if (measure) {
+        const ms = performance.now() - dueAt;
+        latencies.push(ms);
+        if (ms > 25) {
+          const window = Math.floor((dueAt - started) / 100);
+          const [n, max] = slow.get(window) ?? [0, 0];
+          slow.set(window, [n + 1, Math.max(max, ms)]);
+        }
+      }
     } catch (error) {
       const kind = error instanceof Error ? ((error as { code?: string }).code ?? error.message) : 'error';
       errors[kind] = (errors[kind] ?? 0) + 1;
@@ -166,14 +197,20 @@ const driveOpen = async (
     await new Promise((r) => setTimeout(r, 1));
   }
   await Promise.all(inFlight);
-  return { latencies, errors, seconds: (performance.now() - started) / 1000, offered: issued };
+  const slowWindows = [...slow]
+    .sort((a, b) => b[1][0] - a[1][0])
+    .slice(0, 12)
+    .map(([w, [n, max]]): [number, number, number] => [w / 10, n, Math.round(max)]);
+  return { latencies, errors, seconds: (performance.now() - started) / 1000, offered: issued, slowWindows };
 };
 
 /** What one measured run prints. */
 const summary = (
   run: { latencies: number[]; errors: Record<string, number>; seconds: number },
+  cpu: NodeJS.CpuUsage,
   extra: Partial<LoadResult>,
 ): LoadResult => {
+  const requests = run.latencies.length + Object.values(run.errors).reduce((a, b) => a + b, 0);
   const sorted = Float64Array.from(run.latencies).sort();
   return {
     requests: run.latencies.length,
@@ -184,8 +221,10 @@ const summary = (
     p50Ms: percentile(sorted, 50),
     p99Ms: percentile(sorted, 99),
     maxMs: sorted.length ? sorted[sorted.length - 1]! : 0,
+    warmupRequests: 0,
     // maxRSS is in KiB.
     peakRssMb: process.resourceUsage().maxRSS / 1024,
+    cpuMsPerRequest: (cpu.user + cpu.system) / 1000 / Math.max(1, requests),
     ...extra,
   };
 };
@@ -193,18 +232,31 @@ const summary = (
 const measured = async (): Promise<LoadResult> => {
   if (config.ratePerSecond !== undefined) {
     const rate = config.ratePerSecond;
-    if (config.warmupSeconds) await driveOpen(false, rate, performance.now() + config.warmupSeconds * 1000);
+    const warmup = config.warmupSeconds
+      ? (await driveOpen(false, rate, performance.now() + config.warmupSeconds * 1000)).offered
+      : 0;
+    const cpu0 = process.cpuUsage();
     const run = await driveOpen(true, rate, performance.now() + (config.seconds ?? 10) * 1000);
-    return summary(run, { offered: run.offered });
+    return summary(run, process.cpuUsage(cpu0), {
+      offered: run.offered,
+      warmupRequests: warmup,
+      slowWindows: run.slowWindows,
+    });
   }
-  if (config.warmupSeconds) await drive(false, undefined, performance.now() + config.warmupSeconds * 1000);
+  const warmup = config.warmupSeconds
+    ? (await drive(false, undefined, performance.now() + config.warmupSeconds * 1000)).issued
+    : 0;
+  const cpu0 = process.cpuUsage();
   const limit = performance.now() + (config.maxSeconds ?? 120) * 1000;
   const run = await drive(
     true,
     config.requests,
     config.seconds === undefined ? limit : Math.min(limit, performance.now() + config.seconds * 1000),
   );
-  return summary(run, config.collectJobIds ? { jobIds: run.jobIds } : {});
+  return summary(run, process.cpuUsage(cpu0), {
+    warmupRequests: warmup,
+    ...(config.collectJobIds ? { jobIds: run.jobIds } : {}),
+  });
 };
 
 const main = async (): Promise<void> => {

@@ -25,7 +25,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -98,6 +98,22 @@ const cpuSeconds = (pid: number): number => {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 };
+/** CPU seconds of every `postgres` process on this machine (the server is shared by the whole run). */
+const postgresCpuSeconds = (): number => {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+};
 
 let configs = 0;
 const runLoad = (config: LoadConfig): Promise<LoadResult> => {
@@ -125,8 +141,10 @@ interface Row {
   readonly phase: 'submit' | 'get' | 'get@rate';
   readonly concurrency: number;
   readonly result: LoadResult;
-  /** CPU seconds the server process used during the phase, per 1,000 requests. */
+  /** CPU milliseconds the server process used during the phase (warm-up included), per request. */
   readonly serverCpuMsPerRequest: number;
+  /** The same for all of Postgres (every `postgres` process, so also what else uses it meanwhile). */
+  readonly postgresCpuMsPerRequest: number;
 }
 
 const EDGE_A = 'U'.padEnd(56, 'A');
@@ -290,15 +308,19 @@ const measure = async (
   config: LoadConfig,
 ): Promise<Row> => {
   const cpu0 = cpuSeconds(pid);
+  const pg0 = postgresCpuSeconds();
   const result = await runLoad(config);
   const cpu = cpuSeconds(pid) - cpu0;
-  const total = result.requests + result.errors;
+  const pgCpu = postgresCpuSeconds() - pg0;
+  // The CPU counters run through the warm-up too: its requests count.
+  const total = result.requests + result.errors + result.warmupRequests;
   return {
     target,
     phase,
     concurrency: config.concurrency,
     result,
     serverCpuMsPerRequest: (cpu * 1000) / total,
+    postgresCpuMsPerRequest: (pgCpu * 1000) / total,
   };
 };
 
@@ -445,14 +467,14 @@ const main = async (): Promise<void> => {
     const baselineRssMb = procStatus(baselinePid, 'VmHWM');
 
     console.log(
-      '\ntarget    phase     clients  requests  errors   seconds      req/s   p50 ms   p99 ms   max ms  server CPU ms/req  load peak RSS MB',
+      '\ntarget    phase     clients  requests  errors   seconds      req/s   p50 ms   p99 ms   max ms  server CPU ms/req  postgres CPU ms/req  load CPU ms/req  load peak RSS MB',
     );
     for (const r of rows)
       console.log(
         `${r.target.padEnd(9)} ${r.phase.padEnd(8)} ${String(r.concurrency).padStart(8)} ${String(r.result.requests).padStart(9)} ` +
           `${String(r.result.errors).padStart(7)} ${fmt(r.result.seconds, 2).padStart(9)} ${fmt(r.result.requestsPerSecond, 0).padStart(10)} ` +
           `${fmt(r.result.p50Ms, 2).padStart(8)} ${fmt(r.result.p99Ms, 2).padStart(8)} ${fmt(r.result.maxMs, 2).padStart(8)} ` +
-          `${fmt(r.serverCpuMsPerRequest, 2).padStart(18)} ${fmt(r.result.peakRssMb, 0).padStart(17)}`,
+          `${fmt(r.serverCpuMsPerRequest, 2).padStart(18)} ${fmt(r.postgresCpuMsPerRequest, 2).padStart(20)} ${fmt(r.result.cpuMsPerRequest, 2).padStart(15)} ${fmt(r.result.peakRssMb, 0).padStart(17)}`,
       );
     const [baseSubmit, gwSubmit, baseGet, , gwGet, gwAtRate] = rows as [Row, Row, Row, Row, Row, Row];
     const errorsOf = (r: Row) => (r.result.errors ? ` ${JSON.stringify(r.result.errorKinds)}` : '');
@@ -472,6 +494,12 @@ const main = async (): Promise<void> => {
       `gateway during get@rate: event loop delay p99 ${fmt(vitals.loopP99Ms)} ms, max ${fmt(vitals.loopMaxMs)} ms; ` +
         `GC ${fmt((vitals.gcSeconds - vitalsBefore.gcSeconds) * 1000, 0)} ms in ${vitals.gcCount - vitalsBefore.gcCount} collections; ` +
         `writer ${fmt(writerRateAtRate, 0)} events/s`,
+    );
+    const atRateSlow = gwAtRate.result.slowWindows ?? [];
+    const slowTotal = atRateSlow.reduce((n, [, k]) => n + k, 0);
+    console.log(
+      `get@rate requests over 25 ms by 100 ms window they fell due in (s into the run: count, max ms), the ${atRateSlow.length} worst hold ${slowTotal}: ` +
+        atRateSlow.map(([at, n, max]) => `${fmt(at)}: ${n}, ${max}`).join('; '),
     );
     // Judged on the open loop: 2,000 requests fell due every second and every one was answered, with
     // p99 (from the moment each was due) under 25 ms — while the writer kept its rate (it runs dry
