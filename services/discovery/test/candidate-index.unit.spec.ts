@@ -161,11 +161,21 @@ describe('CandidateIndex', () => {
   });
 
   it('queryJson writes into the buffer it is given and counts multi-byte characters', () => {
+    const h100 = { model: 'NVIDIA H100 80GB HBM3', modelWords: ' NVIDIA H100 80GB HBM3 ' };
     const i = new CandidateIndex();
     i.replaceAll([
       provider('a', { name: 'Zürich — 東京', location: { continent: 'EU', country: 'CH', city: 'Zürich' } }),
       provider('b'),
+      provider('c', {
+        gpus: [gpu(0, { available: false }), gpu(1), gpu(2, h100), gpu(3), gpu(4), gpu(5, h100), gpu(6)],
+      }),
     ]);
+    // The A100s of c lie apart: its page entry is copied run by run.
+    const a100 = request("{ count: 1, models: ['A100'] }", { cursor: 'b' });
+    expect(new TextDecoder().decode(i.queryJson(a100, 0, 1 << 20))).toBe(
+      JSON.stringify(i.query(a100, 0, 1 << 20)),
+    );
+    expect(i.query(a100, 0, 1 << 20).items[0]?.gpus.map((g) => g.index)).toEqual([1, 3, 4, 6]);
     const r = request('{ count: 1 }');
     let given: Uint8Array | undefined;
     const json = i.queryJson(r, 0, 1 << 20, (length) => {

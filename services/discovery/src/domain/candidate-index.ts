@@ -84,9 +84,12 @@ const mightMatch = (
 interface Entry extends ProviderSummary {
   readonly id: string;
   readonly provider: IndexedProvider;
-  /** `JSON.stringify` of the provider as a candidate with all its GPUs, less the closing `]}`. */
+  /**
+   * `JSON.stringify` of the provider as a candidate with all its GPUs, less the closing `]}`: a
+   * provider whose GPUs all match is one copy.
+   */
   readonly json: Uint8Array;
-  /** Where each GPU's JSON ends in `json` (the first starts where `"gpus":[` ends, at `headBytes`). */
+  /** Where each GPU's JSON ends in `json` (the first starts where `"gpus":[` ends, at `headBytes`; a comma follows each). */
   readonly gpuEnds: readonly number[];
   readonly headBytes: number;
 }
@@ -96,11 +99,11 @@ const utf8 = new TextEncoder();
 const entryOf = (provider: IndexedProvider, sharedWords: (words: string[]) => readonly string[]): Entry => {
   const head = JSON.stringify(candidateOf(provider, [])).slice(0, -2); // …,"gpus":[
   const gpus = provider.gpus.map((g) => JSON.stringify(toCandidateGpu(g)));
-  const json = utf8.encode(head + gpus.join(''));
+  const json = utf8.encode(head + gpus.join(','));
   const headBytes = utf8.encode(head).length;
   const gpuEnds: number[] = [];
-  let end = headBytes;
-  for (const g of gpus) gpuEnds.push((end += utf8.encode(g).length));
+  let end = headBytes - 1;
+  for (const g of gpus) gpuEnds.push((end += 1 + utf8.encode(g).length));
   const offered = provider.gpus.filter((g) => g.available);
   return {
     id: provider.providerId,
@@ -129,7 +132,9 @@ interface Selection {
   readonly nextCursor: string | null;
 }
 
-const gpuBytes = (e: Entry, k: number): number => e.gpuEnds[k]! - (k === 0 ? e.headBytes : e.gpuEnds[k - 1]!);
+/** Where GPU `k`'s JSON starts in the entry's `json`. */
+const gpuStart = (e: Entry, k: number): number => (k === 0 ? e.headBytes : e.gpuEnds[k - 1]! + 1);
+const gpuBytes = (e: Entry, k: number): number => e.gpuEnds[k]! - gpuStart(e, k);
 
 /** The bytes of a choice's JSON: head, its GPUs with commas between, `]}`. */
 const choiceBytes = (e: Entry, gpus: readonly number[]): number => {
@@ -278,15 +283,22 @@ export class CandidateIndex {
     for (let i = 0; i < picks.length; i++) {
       const { entry, gpus } = picks[i]!;
       if (i > 0) out[at++] = COMMA;
-      out.set(entry.json.subarray(0, entry.headBytes), at);
-      at += entry.headBytes;
+      // Runs of consecutive GPUs are one copy each (with their commas); the head joins a run from GPU 0.
+      let from = 0;
+      if (gpus[0] !== 0) {
+        out.set(entry.json.subarray(0, entry.headBytes), at);
+        at += entry.headBytes;
+        from = gpuStart(entry, gpus[0]!);
+      }
       for (let j = 0; j < gpus.length; j++) {
-        const k = gpus[j]!;
-        if (j > 0) out[at++] = COMMA;
-        const from = k === 0 ? entry.headBytes : entry.gpuEnds[k - 1]!;
-        const to = entry.gpuEnds[k]!;
+        if (j + 1 < gpus.length && gpus[j + 1] === gpus[j]! + 1) continue;
+        const to = entry.gpuEnds[gpus[j]!]!;
         out.set(entry.json.subarray(from, to), at);
         at += to - from;
+        if (j + 1 < gpus.length) {
+          out[at++] = COMMA;
+          from = gpuStart(entry, gpus[j + 1]!);
+        }
       }
       out.set(CLOSE, at);
       at += CLOSE.length;

@@ -62,61 +62,82 @@ export const loadIndexedProviders = async (
     [ids ?? null],
   );
   const found = new Set(rows.map((r) => r.provider_id));
+  const toIndexed = indexedRow(sharedValues());
   return {
     providers: rows.map(toIndexed),
     missing: (ids ?? []).filter((id) => !found.has(id)),
   };
 };
 
-const toIndexed = (r: Row): IndexedProvider => ({
-  providerId: r.provider_id,
-  version: r.stream_version,
-  status: r.status,
-  name: r.name,
-  simulated: r.simulated,
-  cpuArchitecture: r.cpu_architecture,
-  cpuMillicores: r.cpu_millicores,
-  memoryBytes: Number(r.memory_bytes),
-  location: { continent: r.continent, country: r.country, city: r.city },
-  subnets: r.subnets,
-  images: r.images,
-  maxGpusPerJob: r.max_gpus_per_job,
-  maxJobDurationMs: r.max_job_ms === null ? null : Number(r.max_job_ms),
-  asset: r.asset,
-  availability: r.availability,
-  gpus: (r.gpus ?? []).map(
-    ([
-      uuid,
-      index,
-      vendor,
-      model,
-      words,
-      vram,
-      cc,
-      cuda,
-      rocm,
-      arch,
-      pci,
-      floor,
-      peers,
-      available,
-    ]): IndexedGpu => ({
-      uuid,
-      index,
-      vendor,
-      model,
-      modelWords: words,
-      vramBytes: Number(vram),
-      cc,
-      computeCapability: cc === null ? null : { major: Math.floor(cc / 10), minor: cc % 10 },
-      cudaVersion: cuda,
-      rocmVersion: rocm,
-      architecture: arch,
-      pciBusId: pci,
-      priceFloorMinor: floor,
-      floor: floor === null ? null : BigInt(floor),
-      directPeers: peers,
-      available,
-    }),
-  ),
-});
+/**
+ * One value for equal ones across a read: 80,000 GPUs carry a handful of distinct models, compute
+ * capabilities, peer lists and floors. Each object the index holds is one more for every full
+ * collection of discovery's heap to mark, and a candidate query's latency pays for those pauses.
+ */
+const sharedValues = () => {
+  const pools = new Map<string, Map<string, unknown>>();
+  return <T>(kind: string, key: string, make: () => T): T => {
+    let pool = pools.get(kind);
+    if (pool === undefined) pools.set(kind, (pool = new Map<string, unknown>()));
+    if (!pool.has(key)) pool.set(key, make());
+    return pool.get(key) as T;
+  };
+};
+
+const indexedRow =
+  (share: ReturnType<typeof sharedValues>) =>
+  (r: Row): IndexedProvider => ({
+    providerId: r.provider_id,
+    version: r.stream_version,
+    status: r.status,
+    name: r.name,
+    simulated: r.simulated,
+    cpuArchitecture: r.cpu_architecture,
+    cpuMillicores: r.cpu_millicores,
+    memoryBytes: Number(r.memory_bytes),
+    location: { continent: r.continent, country: r.country, city: r.city },
+    subnets: r.subnets,
+    images: r.images,
+    maxGpusPerJob: r.max_gpus_per_job,
+    maxJobDurationMs: r.max_job_ms === null ? null : Number(r.max_job_ms),
+    asset: r.asset,
+    availability: r.availability,
+    gpus: (r.gpus ?? []).map(
+      ([
+        uuid,
+        index,
+        vendor,
+        model,
+        words,
+        vram,
+        cc,
+        cuda,
+        rocm,
+        arch,
+        pci,
+        floor,
+        peers,
+        available,
+      ]): IndexedGpu => ({
+        uuid,
+        index,
+        vendor,
+        model: share('model', model, () => model),
+        modelWords: share('words', words, () => words),
+        vramBytes: Number(vram),
+        cc,
+        computeCapability:
+          cc === null
+            ? null
+            : share('cc', String(cc), () => ({ major: Math.floor(cc / 10), minor: cc % 10 })),
+        cudaVersion: cuda,
+        rocmVersion: rocm,
+        architecture: arch,
+        pciBusId: pci === null ? null : share('pci', pci, () => pci),
+        priceFloorMinor: floor,
+        floor: floor === null ? null : share('floor', floor, () => BigInt(floor)),
+        directPeers: share('peers', peers.join(','), () => peers),
+        available,
+      }),
+    ),
+  });
