@@ -88,6 +88,14 @@ export class OutboxRelay {
   private wake: (() => void) | undefined;
   private pending = true;
   private failures = 0;
+  /**
+   * Rows JetStream acknowledged whose DELETE has not committed yet. Deleting is off the publishing
+   * path (the next round does not wait for that commit); these ids are left out of the next reads
+   * meanwhile, so nothing is published twice by this relay. A standby that takes over re-publishes
+   * them (de-duplicated by Nats-Msg-Id and by the consumers' inbox).
+   */
+  private readonly acknowledged = new Set<string>();
+  private deleting: Promise<void> | undefined;
 
   constructor(private readonly options: OutboxRelayOptions) {}
 
@@ -105,6 +113,12 @@ export class OutboxRelay {
     this.running = false;
     this.wake?.();
     await this.loop;
+    await this.flushDeletes().catch((error: unknown) =>
+      this.options.onError?.(
+        error,
+        'outbox relay could not delete published rows at stop; a relay re-sends them',
+      ),
+    );
     await this.disconnect();
   }
 
@@ -113,6 +127,7 @@ export class OutboxRelay {
     while ((await this.publishBatch()) > 0) {
       /* keep going */
     }
+    await this.flushDeletes();
   }
 
   private async run(): Promise<void> {
@@ -135,35 +150,76 @@ export class OutboxRelay {
     }
   }
 
-  /** Reads one batch, publishes it, deletes what JetStream acknowledged. Returns rows published. */
+  /**
+   * Reads one batch, publishes it, and hands what JetStream acknowledged to the deleter. Returns
+   * rows published.
+   */
   private async publishBatch(): Promise<number> {
     const { db } = this.options;
+    const batchSize = this.options.batchSize ?? 256;
+    // Backpressure: at most a few rounds' rows wait for their DELETE (Postgres slower than NATS);
+    // and a DELETE that failed is tried again here.
+    if (this.acknowledged.size >= 4 * batchSize) await this.flushDeletes();
+    else if (this.acknowledged.size > 0) void this.deleteInBackground();
     const rows = await db.query<OutboxRow>(
       `SELECT o.id, o.event_id, o.subject, o.body, o.type, o.version, o.trace,
               e.stream_id, e.stream_version, e.data, e.correlation_id, e.causation_id, e.occurred_at
        FROM "${db.schema}".outbox o
        LEFT JOIN "${db.schema}".events e ON o.body IS NULL AND e.event_id = o.event_id
+       WHERE o.id <> ALL($2::bigint[])
        ORDER BY o.id LIMIT $1`,
-      [this.options.batchSize ?? 256],
+      [batchSize, [...this.acknowledged]],
     );
     if (rows.length === 0) {
-      this.options.metrics?.outboxLag.set(0);
+      if (this.acknowledged.size === 0) this.options.metrics?.outboxLag.set(0);
       return 0;
     }
     // Publishes are pipelined; JetStream stores them in send order. Only the acknowledged prefix is
-    // deleted, so a failure mid-batch re-sends the rest (de-duplicated by Nats-Msg-Id).
+    // deleted, so a failure mid-batch re-sends the rest (de-duplicated by Nats-Msg-Id). The next
+    // round does not wait for the DELETE's commit.
     const results = await Promise.allSettled(rows.map((row) => this.publish(row)));
     const firstFailure = results.findIndex((r) => r.status === 'rejected');
     const done = firstFailure === -1 ? rows.length : firstFailure;
     if (done > 0) await this.options.afterPublish?.(done);
     if (done > 0) {
-      await db.query(`DELETE FROM "${db.schema}".outbox WHERE id = ANY($1::bigint[])`, [
-        rows.slice(0, done).map((r) => r.id),
-      ]);
+      for (const row of rows.slice(0, done)) this.acknowledged.add(row.id);
       this.options.metrics?.published.inc(done);
+      void this.deleteInBackground();
     }
     if (firstFailure !== -1) throw (results[firstFailure] as PromiseRejectedResult).reason;
     return done;
+  }
+
+  /**
+   * Deletes acknowledged rows in the background, one DELETE at a time for all that gathered
+   * meanwhile. A failed DELETE leaves its ids in `acknowledged`: the next round or flush retries.
+   */
+  private deleteInBackground(): Promise<void> {
+    if (!this.deleting) {
+      const run = this.deleteAcknowledged().finally(() => {
+        this.deleting = undefined;
+      });
+      run.catch((error: unknown) => {
+        this.options.metrics?.relayFailures.inc();
+        this.options.onError?.(error, 'outbox relay could not delete published rows; retrying');
+      });
+      this.deleting = run;
+    }
+    return this.deleting;
+  }
+
+  private async deleteAcknowledged(): Promise<void> {
+    const { db } = this.options;
+    while (this.acknowledged.size > 0) {
+      const ids = [...this.acknowledged];
+      await db.query(`DELETE FROM "${db.schema}".outbox WHERE id = ANY($1::bigint[])`, [ids]);
+      for (const id of ids) this.acknowledged.delete(id);
+    }
+  }
+
+  /** Resolves once every acknowledged row is deleted; rejects if a DELETE fails. */
+  private async flushDeletes(): Promise<void> {
+    while (this.acknowledged.size > 0) await this.deleteInBackground();
   }
 
   private publish(row: OutboxRow): Promise<unknown> {
@@ -229,6 +285,8 @@ export class OutboxRelay {
     const client = this.listener;
     this.listener = undefined;
     this.leader = false;
+    // No longer the leader: the one that takes over publishes (and deletes) what is left.
+    this.acknowledged.clear();
     this.wake?.();
     await client?.end().catch(() => undefined);
   }

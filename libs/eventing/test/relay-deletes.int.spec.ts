@@ -1,0 +1,101 @@
+import { buildEnvelope } from '@gpunet/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  connectNats,
+  Database,
+  ensureStreams,
+  type NatsHandle,
+  type NewEvent,
+  OutboxRelay,
+  PostgresEventStore,
+} from '../src';
+import { CounterIncremented, CounterStream, counterRegistry } from './fixtures/counter';
+import { DATABASE_URL, deleteStreams, dropSchema, NATS_URL, uniqueName, waitUntil } from './support';
+
+// The relay deletes published rows off its publishing path; these tests pin down what that may
+// and may not do: never publish a row twice while its DELETE is pending or failing, retry the
+// DELETE, and leave the outbox empty once it succeeds.
+const prefix = uniqueName('reldel');
+const schema = uniqueName('reldel');
+const db = new Database({ url: DATABASE_URL, schema });
+const store = new PostgresEventStore(db, counterRegistry, prefix);
+let nats: NatsHandle;
+
+const incremented = (counter: string, total: number): NewEvent => {
+  const env = buildEnvelope(CounterIncremented, { counterId: counter, by: 1, total }, { streamId: counter });
+  return { ...env, causationId: null };
+};
+const outboxSize = async (): Promise<number> =>
+  Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".outbox`))[0]?.n);
+
+beforeAll(async () => {
+  await db.open();
+  nats = await connectNats({ servers: NATS_URL, name: 'relay-deletes-test' });
+  await ensureStreams(nats.jsm, [CounterStream], prefix);
+  // A switch that makes every DELETE from the outbox fail, as an unreachable database would.
+  await db.query(`CREATE TABLE "${schema}".fail_deletes (on_ boolean NOT NULL)`);
+  await db.query(`INSERT INTO "${schema}".fail_deletes VALUES (false)`);
+  await db.query(`
+    CREATE FUNCTION "${schema}".refuse_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF (SELECT on_ FROM "${schema}".fail_deletes) THEN RAISE EXCEPTION 'deletes refused by the test'; END IF;
+      RETURN OLD;
+    END $$`);
+  await db.query(
+    `CREATE TRIGGER refuse_delete BEFORE DELETE ON "${schema}".outbox FOR EACH ROW EXECUTE FUNCTION "${schema}".refuse_delete()`,
+  );
+});
+
+afterAll(async () => {
+  await nats.close();
+  await deleteStreams(NATS_URL, prefix);
+  await db.close();
+  await dropSchema(schema);
+});
+
+describe('outbox relay deletes', () => {
+  it('a row whose DELETE fails is not published again; the DELETE is retried and the outbox empties', async () => {
+    // Every publish, duplicates included (JetStream's de-duplication would hide them from the stream).
+    const sends: string[] = [];
+    const sub = nats.nc.subscribe(CounterIncremented.subject(undefined, prefix), {
+      callback: (_error, msg) => sends.push(msg.headers?.get('Nats-Msg-Id') ?? ''),
+    });
+    const deleteFailures: string[] = [];
+    const relay = new OutboxRelay({
+      db,
+      js: nats.js,
+      channel: store.channel,
+      pollIntervalMs: 20,
+      onError: (_error, context) => {
+        if (context.includes('could not delete')) deleteFailures.push(context);
+      },
+    });
+    await db.query(`UPDATE "${schema}".fail_deletes SET on_ = true`);
+    const events = [1, 2, 3].map((n) => incremented(`counter-d${n}`, 1));
+    for (const [i, e] of events.entries())
+      await store.append(`counter-d${i + 1}`, [e], { expectedVersion: 'no_stream' });
+    relay.start();
+    try {
+      // Several rounds run while the rows cannot be deleted.
+      await waitUntil(async () => deleteFailures.length >= 3 || undefined, 'three failed DELETEs');
+      expect(await outboxSize()).toBe(3);
+      await db.query(`UPDATE "${schema}".fail_deletes SET on_ = false`);
+      await waitUntil(async () => (await outboxSize()) === 0 || undefined, 'the outbox to empty');
+      await nats.nc.flush();
+      expect(sends.toSorted()).toEqual(events.map((e) => e.eventId).toSorted());
+    } finally {
+      sub.unsubscribe();
+      await relay.stop();
+    }
+  });
+
+  it('drain resolves only once the published rows are deleted', async () => {
+    const relay = new OutboxRelay({ db, js: nats.js, channel: store.channel });
+    for (let n = 1; n <= 5; n++)
+      await store.append(`counter-drain${n}`, [incremented(`counter-drain${n}`, 1)], {
+        expectedVersion: 'no_stream',
+      });
+    await relay.drain();
+    expect(await outboxSize()).toBe(0);
+  });
+});
