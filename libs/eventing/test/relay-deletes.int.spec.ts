@@ -58,7 +58,9 @@ describe('outbox relay deletes', () => {
     // Every publish, duplicates included (JetStream's de-duplication would hide them from the stream).
     const sends: string[] = [];
     const sub = nats.nc.subscribe(CounterIncremented.subject(undefined, prefix), {
-      callback: (_error, msg) => sends.push(msg.headers?.get('Nats-Msg-Id') ?? ''),
+      callback: (_error, msg) => {
+        sends.push(msg.headers?.get('Nats-Msg-Id') ?? '');
+      },
     });
     const deleteFailures: string[] = [];
     const relay = new OutboxRelay({
