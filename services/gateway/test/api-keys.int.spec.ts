@@ -85,4 +85,33 @@ describe('ApiKeyStore: authenticated keys are cached for a bounded time (real Po
     await expect(bounded.authenticate(keys[1]!.key)).resolves.toBeNull();
     await expect(bounded.authenticate(keys[0]!.key)).resolves.not.toBeNull();
   });
+
+  it('reads an expired key once for all the requests that need it meanwhile', async () => {
+    const clock = new FakeClock();
+    const store = new ApiKeyStore(db, { cacheTtlMs: 5_000, now: () => clock.now().getTime() });
+    const { key, record } = await store.create({ tenantId: 't-herd', scopes: ['read'], name: null });
+    const forged = `gpn_${record.keyId}_${'A'.repeat(43)}`;
+    const burst = () =>
+      Promise.all([...Array.from({ length: 20 }, () => store.authenticate(key)), store.authenticate(forged)]);
+
+    const first = await burst();
+    expect(first.slice(0, 20).every((p) => p?.tenantId === 't-herd')).toBe(true);
+    expect(first[20]).toBeNull();
+    expect(store.keyReads).toBe(1);
+
+    clock.advance(5_000);
+    await revokeElsewhere(record.keyId);
+    await expect(burst()).resolves.toEqual(Array.from({ length: 21 }, () => null));
+    expect(store.keyReads).toBe(2);
+  });
+
+  it('does not cache what a read begun before this process revoked the key returned', async () => {
+    const store = new ApiKeyStore(db, { cacheTtlMs: 60_000 });
+    const { key, record } = await store.create({ tenantId: 't-race', scopes: ['read'], name: null });
+    const before = store.authenticate(key); // its read is in flight …
+    await store.revoke(record.keyId); // … when the key is revoked here
+    await before; // (it may still answer: it began first)
+    await expect(store.authenticate(key)).resolves.toBeNull();
+    expect(store.cachedKeys).toBe(0);
+  });
 });
