@@ -19,6 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 export interface LoadConfig {
   readonly url: string;
@@ -66,6 +67,9 @@ export interface LoadResult {
    * stalls from a tail spread over the whole run.
    */
   readonly slowWindows?: [number, number, number][];
+  /** The generator's own event-loop delay in the measured run, p99 and max (its stalls count as latency). */
+  readonly loopDelayP99Ms: number;
+  readonly loopDelayMaxMs: number;
   /** Requests of the warm-up (not measured; answered or failed). */
   readonly warmupRequests: number;
   readonly jobIds?: string[];
@@ -100,6 +104,8 @@ const once = (path: string): Promise<{ status: number; body: string }> =>
     req.on('error', reject);
     req.end(config.body);
   });
+
+const loopDelay = monitorEventLoopDelay({ resolution: 5 });
 
 const percentile = (sorted: Float64Array, p: number): number =>
   sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
@@ -225,6 +231,8 @@ const summary = (
     // maxRSS is in KiB.
     peakRssMb: process.resourceUsage().maxRSS / 1024,
     cpuMsPerRequest: (cpu.user + cpu.system) / 1000 / Math.max(1, requests),
+    loopDelayP99Ms: loopDelay.percentile(99) / 1e6,
+    loopDelayMaxMs: loopDelay.max / 1e6,
     ...extra,
   };
 };
@@ -236,6 +244,7 @@ const measured = async (): Promise<LoadResult> => {
       ? (await driveOpen(false, rate, performance.now() + config.warmupSeconds * 1000)).offered
       : 0;
     const cpu0 = process.cpuUsage();
+    loopDelay.enable();
     const run = await driveOpen(true, rate, performance.now() + (config.seconds ?? 10) * 1000);
     return summary(run, process.cpuUsage(cpu0), {
       offered: run.offered,
@@ -247,6 +256,7 @@ const measured = async (): Promise<LoadResult> => {
     ? (await drive(false, undefined, performance.now() + config.warmupSeconds * 1000)).issued
     : 0;
   const cpu0 = process.cpuUsage();
+  loopDelay.enable();
   const limit = performance.now() + (config.maxSeconds ?? 120) * 1000;
   const run = await drive(
     true,

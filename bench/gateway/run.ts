@@ -493,7 +493,8 @@ const main = async (): Promise<void> => {
     console.log(
       `gateway during get@rate: event loop delay p99 ${fmt(vitals.loopP99Ms)} ms, max ${fmt(vitals.loopMaxMs)} ms; ` +
         `GC ${fmt((vitals.gcSeconds - vitalsBefore.gcSeconds) * 1000, 0)} ms in ${vitals.gcCount - vitalsBefore.gcCount} collections; ` +
-        `writer ${fmt(writerRateAtRate, 0)} events/s`,
+        `writer ${fmt(writerRateAtRate, 0)} events/s; ` +
+        `the load generator's own event-loop delay p99 ${fmt(gwAtRate.result.loopDelayP99Ms)} ms, max ${fmt(gwAtRate.result.loopDelayMaxMs)} ms`,
     );
     const atRateSlow = gwAtRate.result.slowWindows ?? [];
     const slowTotal = atRateSlow.reduce((n, [, k]) => n + k, 0);
