@@ -5,6 +5,7 @@ import { Client } from 'pg';
 import { type BackoffPolicy, backoffDelay } from '../backoff';
 import type { EventingMetrics } from '../metrics';
 import type { Database } from '../postgres/database';
+import { type LocalRelay, registerLocalRelay } from '../postgres/event-store';
 import {
   Attr,
   AttrValue,
@@ -80,7 +81,7 @@ const bodyOf = (row: OutboxRow): string =>
  * by the broker's de-duplication, and consumers de-duplicate by event id beyond its window. A row is
  * deleted only after JetStream acknowledged it: a crash at any point loses nothing.
  */
-export class OutboxRelay {
+export class OutboxRelay implements LocalRelay {
   private listener: Client | undefined;
   private leader = false;
   private running = false;
@@ -96,6 +97,7 @@ export class OutboxRelay {
    */
   private readonly acknowledged = new Set<string>();
   private deleting: Promise<void> | undefined;
+  private unregister: (() => void) | undefined;
 
   constructor(private readonly options: OutboxRelayOptions) {}
 
@@ -106,10 +108,20 @@ export class OutboxRelay {
   start(): void {
     if (this.running) return;
     this.running = true;
+    // Commits in this process wake the relay in memory (OutboxNotifier); NOTIFY covers the others.
+    this.unregister = registerLocalRelay(this.options.channel, this);
     this.loop = this.run();
   }
 
+  /** A commit in this process put rows in the outbox (`OutboxNotifier`): publish them now. */
+  onCommitted(): void {
+    this.pending = true;
+    this.wake?.();
+  }
+
   async stop(): Promise<void> {
+    this.unregister?.();
+    this.unregister = undefined;
     this.running = false;
     this.wake?.();
     await this.loop;
@@ -261,10 +273,7 @@ export class OutboxRelay {
         connectionString: this.options.db.options.url,
         application_name: 'gpunet-outbox-relay',
       });
-      client.on('notification', () => {
-        this.pending = true;
-        this.wake?.();
-      });
+      client.on('notification', () => this.onCommitted());
       client.on('error', (error) => {
         this.options.onError?.(error, 'outbox relay lost its LISTEN connection');
         void this.disconnect();

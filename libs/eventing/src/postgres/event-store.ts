@@ -248,11 +248,34 @@ export const enqueueOutbox = async (
   tx.onCommit(() => notifier.kick());
 };
 
+/** A relay in this process, as the notifier sees it. */
+export interface LocalRelay {
+  /** Called after a commit in this process that put rows in the relay's outbox. */
+  onCommitted(): void;
+  /** Whether it holds the relay lock now (it publishes; relays elsewhere stand by). */
+  readonly isLeader: boolean;
+}
+
+/** Relays of this process by NOTIFY channel (`OutboxRelay` registers itself while it runs). */
+const localRelays = new Map<string, Set<LocalRelay>>();
+
+/** Registers `relay` for commits on `channel` in this process; returns the unregistration. */
+export const registerLocalRelay = (channel: string, relay: LocalRelay): (() => void) => {
+  const relays = localRelays.get(channel) ?? new Set();
+  localRelays.set(channel, relays.add(relay));
+  return () => {
+    relays.delete(relay);
+    if (relays.size === 0) localRelays.delete(channel);
+  };
+};
+
 /**
- * Wakes the outbox relay after commits, coalesced: at most one NOTIFY is in flight per process, and
- * commits that happen meanwhile share the next one. NOTIFY is sent after the commit rather than
- * inside the appending transaction because Postgres serializes the commits of notifying
- * transactions (a global lock), which would cap appends at one commit at a time.
+ * Wakes the outbox relay after commits. A relay in this process is woken at once, in memory; when
+ * it is the leader nobody else needs waking and no NOTIFY is sent. Otherwise (the leader runs in
+ * another process) a NOTIFY goes out, coalesced: at most one is in flight per process, and commits
+ * that happen meanwhile share the next one. NOTIFY is sent after the commit rather than inside the
+ * appending transaction because Postgres serializes the commits of notifying transactions (a global
+ * lock), which would cap appends at one commit at a time.
  */
 export class OutboxNotifier {
   private inFlight = false;
@@ -264,6 +287,14 @@ export class OutboxNotifier {
   ) {}
 
   kick(): void {
+    let leaderHere = false;
+    for (const relay of localRelays.get(this.channel) ?? []) {
+      relay.onCommitted();
+      leaderHere ||= relay.isLeader;
+    }
+    // A leader elsewhere that missed this (leadership moving right now) finds the rows when it
+    // takes over, or at its next poll.
+    if (leaderHere) return;
     if (this.inFlight) {
       this.again = true;
       return;
