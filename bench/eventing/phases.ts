@@ -1,10 +1,22 @@
-/** One phase of bench/eventing in its own process; prints one JSON line with its result. */
+/**
+ * One phase of bench/eventing; prints one JSON line with its result.
+ *
+ * The producing side and the consuming side run in two processes, as two services do (the event
+ * store's service and the projection's): this process appends (or, raw, publishes) and spawns
+ * itself as the consumer (`consume` / `consume-raw`), which reports when it committed (acked) the
+ * last message and, for each event, the time from when its append was due to its projection's
+ * commit. Both processes read one clock: `performance.timeOrigin + performance.now()`.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import {
   buildEnvelope,
   createRegistry,
   defineEvent,
   defineStream,
+  type Envelope,
   namespacedStream,
 } from '@gpunet/contracts';
 import {
@@ -15,6 +27,7 @@ import {
   type NatsHandle,
   OutboxRelay,
   PostgresEventStore,
+  type Tx,
 } from '@gpunet/eventing';
 import { AckPolicy } from '@nats-io/jetstream';
 import pg from 'pg';
@@ -22,12 +35,12 @@ import { z } from 'zod';
 
 const DATABASE_URL = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
 const NATS_URL = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
-const [phase = 'raw', eventsArg = '20000', rateArg = '1000', secondsArg = '5'] = process.argv.slice(2);
+const [phase = 'raw', eventsArg = '20000', rateArg = '1000', secondsArg = '5', warmupArg = '1'] =
+  process.argv.slice(2);
 const N = Number(eventsArg);
 /** Concurrent appenders (requests in flight in the producing service). */
 const WRITERS = Number(process.env['BENCH_WRITERS'] ?? '16');
-const id = randomBytes(4).toString('hex');
-const prefix = `bench_${id}`;
+const prefix = process.env['BENCH_PREFIX'] ?? `bench_${randomBytes(4).toString('hex')}`;
 
 const BenchStream = defineStream({
   name: 'BENCH',
@@ -47,17 +60,23 @@ const JobProgressed = defineEvent({
     loss: z.number(),
     provider: z.string(),
     gpus: z.array(z.string()),
+    /** When the append was due (ms on the shared clock): the start of the event's latency. */
+    dueAt: z.number(),
   }),
 });
+type Progress = z.infer<typeof JobProgressed.schema>;
 const registry = createRegistry([JobProgressed]);
-const payload = (i: number) => ({
+const payload = (i: number, dueAt: number): Progress => ({
   jobId: `job-${i % 64}`,
   step: i,
   loss: 1 / (i + 1),
   provider: 'provider-7',
   gpus: ['GPU-0a1b2c3d', 'GPU-4e5f6071'],
+  dueAt,
 });
 
+/** Milliseconds on a clock both processes share. */
+const now = (): number => performance.timeOrigin + performance.now();
 const percentile = (sorted: number[], p: number): number =>
   sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
 const peakRssMb = (): number => process.resourceUsage().maxRSS / 1024;
@@ -73,6 +92,49 @@ const cleanup = async (nats: NatsHandle, schemas: string[]) => {
   await client.end();
 };
 
+/** What the consuming process reports. */
+interface ConsumerResult {
+  readonly startedAt: number;
+  readonly lastAt: number;
+  readonly latencies?: number[];
+  readonly peakRssMb: number;
+}
+
+/**
+ * Spawns this file as the consuming process; resolves once it is ready (connected, its tables made,
+ * its code loaded). `go()` lets it start consuming; `result` is its report.
+ */
+const startConsumer = async (
+  role: 'consume' | 'consume-raw',
+  env: Record<string, string>,
+): Promise<{ go: () => void; result: Promise<ConsumerResult> }> => {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', import.meta.filename, role, eventsArg, rateArg, secondsArg, warmupArg],
+    {
+      env: { ...process.env, BENCH_PREFIX: prefix, ...env },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const ready = await lines.next();
+  if (ready.done || !String(ready.value).includes('"ready"'))
+    throw new Error(`the ${role} process did not start`);
+  const result = (async () => {
+    const line = await lines.next();
+    const [code] = (await once(child, 'exit')) as [number | null];
+    if (line.done || code !== 0) throw new Error(`the ${role} process failed (exit ${code})`);
+    return JSON.parse(String(line.value)) as ConsumerResult;
+  })();
+  return { go: () => child.stdin!.end('go\n'), result };
+};
+
+/** In the consuming process: says it is ready, then waits for the producer's go. */
+const readyThenWait = async (): Promise<void> => {
+  process.stdout.write('{"ready":true}\n');
+  await once(createInterface({ input: process.stdin }), 'line');
+};
+
 const raw = async (): Promise<void> => {
   const nats = await connectNats({ servers: NATS_URL, name: 'bench-raw' });
   await ensureStreams(nats.jsm, [BenchStream], prefix);
@@ -84,12 +146,33 @@ const raw = async (): Promise<void> => {
   });
   const subject = JobProgressed.subject(undefined, prefix);
   const bodies = Array.from({ length: N }, (_, i) =>
-    JSON.stringify(buildEnvelope(JobProgressed, payload(i), { streamId: `job-${i % 64}` })),
+    JSON.stringify(buildEnvelope(JobProgressed, payload(i, 0), { streamId: `job-${i % 64}` })),
   );
-  const consumer = await nats.js.consumers.get(streamName, 'raw');
-  const started = performance.now();
+  const consumer = await startConsumer('consume-raw', {});
+  const started = now();
+  consumer.go();
+  // The relay's publishing pattern: windows of pipelined publishes, each with a message id.
+  for (let i = 0; i < N; i += 256) {
+    await Promise.all(
+      bodies.slice(i, i + 256).map((b, j) => nats.js.publish(subject, b, { msgID: `${prefix}-${i + j}` })),
+    );
+  }
+  const result = await consumer.result;
+  const seconds = (result.lastAt - started) / 1000;
+  report({ events: N, seconds, eventsPerSecond: N / seconds, consumerPeakRssMb: result.peakRssMb });
+  await cleanup(nats, []);
+  await nats.close();
+  process.exit(0);
+};
+
+/** The raw phase's consuming process: a pull consumer that parses and acks every message. */
+const consumeRaw = async (): Promise<void> => {
+  const nats = await connectNats({ servers: NATS_URL, name: 'bench-raw-consumer' });
+  const consumer = await nats.js.consumers.get(namespacedStream(BenchStream, prefix).name, 'raw');
+  await readyThenWait();
+  const startedAt = now();
   let received = 0;
-  const done = new Promise<void>((resolve) => {
+  await new Promise<void>((resolve) => {
     void consumer.consume({
       max_messages: 1024,
       callback: (m) => {
@@ -99,44 +182,45 @@ const raw = async (): Promise<void> => {
       },
     });
   });
-  // The relay's publishing pattern: windows of pipelined publishes, each with a message id.
-  for (let i = 0; i < N; i += 256) {
-    await Promise.all(
-      bodies.slice(i, i + 256).map((b, j) => nats.js.publish(subject, b, { msgID: `${id}-${i + j}` })),
-    );
-  }
-  await done;
-  const seconds = (performance.now() - started) / 1000;
-  report({ events: N, seconds, eventsPerSecond: N / seconds });
-  await cleanup(nats, []);
+  const lastAt = now();
+  await nats.nc.flush();
+  process.stdout.write(`${JSON.stringify({ startedAt, lastAt, peakRssMb: peakRssMb() })}\n`);
   await nats.close();
   process.exit(0);
 };
 
 type Mode = 'durable' | 'durable-batch' | 'latency' | 'stages';
 
-const pipeline = async (mode: Mode): Promise<void> => {
-  const producerSchema = `${prefix}_p`;
-  const projectorSchema = `${prefix}_c`;
-  const producer = await new Database({
-    url: DATABASE_URL,
-    schema: producerSchema,
-    poolSize: WRITERS + 4,
-  }).open();
-  const projector = await new Database({ url: DATABASE_URL, schema: projectorSchema }).open();
+/** Events in `mode`'s run, and how many of the first are the latency phase's warm-up. */
+const plan = (mode: Mode): { total: number; warmup: number } => {
+  // The latency phase runs `warmupArg` seconds at the rate before it measures: connections opening,
+  // plans being made and code being compiled are start-up costs, not the pipeline's steady state.
+  const warmup = mode === 'latency' ? Math.round(Number(rateArg) * Number(warmupArg)) : 0;
+  return { total: mode === 'latency' ? Number(rateArg) * Number(secondsArg) + warmup : N, warmup };
+};
+
+/** The projection's consuming process: a durable consumer writing `job_progress` in Postgres. */
+const consumeProjection = async (): Promise<void> => {
+  const mode = process.env['BENCH_MODE'] as Mode;
+  const { total, warmup } = plan(mode);
+  const schema = `${prefix}_c`;
+  const projector = await new Database({ url: DATABASE_URL, schema }).open();
   await projector.query(
-    `CREATE TABLE "${projectorSchema}".job_progress (job_id text PRIMARY KEY, step int NOT NULL, loss double precision NOT NULL)`,
+    `CREATE TABLE "${schema}".job_progress (job_id text PRIMARY KEY, step int NOT NULL, loss double precision NOT NULL)`,
   );
-  const store = new PostgresEventStore(producer, registry, prefix);
-  const nats = await connectNats({ servers: NATS_URL, name: `bench-${mode}` });
+  const nats = await connectNats({ servers: NATS_URL, name: `bench-${mode}-consumer` });
   await ensureStreams(nats.jsm, [BenchStream], prefix);
-  const relay = new OutboxRelay({ db: producer, js: nats.js, channel: store.channel, batchSize: 512 });
-  const appendStarted = new Map<string, number>();
   const latencies: number[] = [];
   let committed = 0;
+  let lastAt = 0;
   let allCommitted: () => void = () => undefined;
   const finished = new Promise<void>((resolve) => (allCommitted = resolve));
-  const total = mode === 'latency' ? Number(rateArg) * Number(secondsArg) : N;
+  const upsert = (tx: Tx, rows: readonly Progress[]) =>
+    tx.query(
+      `INSERT INTO "${tx.schema}".job_progress SELECT * FROM unnest($1::text[], $2::int[], $3::float8[])
+       ON CONFLICT (job_id) DO UPDATE SET step = EXCLUDED.step, loss = EXCLUDED.loss`,
+      [rows.map((r) => r.jobId), rows.map((r) => r.step), rows.map((r) => r.loss)],
+    );
   const consumer = new DurableConsumer({
     name: 'bench-projection',
     stream: BenchStream,
@@ -147,133 +231,145 @@ const pipeline = async (mode: Mode): Promise<void> => {
     prefix,
     batchSize: 256,
     maxAckPending: 4096,
-    ...(mode === 'durable-batch' || mode === 'latency'
+    ...(mode === 'durable'
       ? {
-          // A projection's bulk path: one upsert per batch (last write per job wins, as in stream order).
-          handleBatch: async (
-            envelopes: readonly { data: unknown }[],
-            { tx }: { tx: { schema: string; query: (sql: string, p: unknown[]) => Promise<unknown> } },
-          ) => {
-            const latest = new Map<string, ReturnType<typeof payload>>();
-            for (const e of envelopes) {
-              const d = e.data as ReturnType<typeof payload>;
-              latest.set(d.jobId, d);
-            }
-            const rows = [...latest.values()];
-            await tx.query(
-              `INSERT INTO "${tx.schema}".job_progress SELECT * FROM unnest($1::text[], $2::int[], $3::float8[])
-               ON CONFLICT (job_id) DO UPDATE SET step = EXCLUDED.step, loss = EXCLUDED.loss`,
-              [rows.map((r) => r.jobId), rows.map((r) => r.step), rows.map((r) => r.loss)],
-            );
-          },
-        }
-      : {
-          handle: async (
-            envelope: { data: unknown },
-            { tx }: { tx: { schema: string; query: (sql: string, p: unknown[]) => Promise<unknown> } },
-          ) => {
-            const d = envelope.data as ReturnType<typeof payload>;
+          // A per-message handler: one statement per event.
+          handle: async (envelope: Envelope, { tx }: { tx: Tx }) => {
+            const d = envelope.data as Progress;
             await tx.query(
               `INSERT INTO "${tx.schema}".job_progress VALUES ($1, $2, $3) ON CONFLICT (job_id) DO UPDATE SET step = EXCLUDED.step, loss = EXCLUDED.loss`,
               [d.jobId, d.step, d.loss],
             );
           },
+        }
+      : {
+          // A projection's bulk path: one upsert per batch (last write per job wins, as in stream order).
+          handleBatch: async (envelopes: readonly Envelope[], { tx }: { tx: Tx }) => {
+            const latest = new Map<string, Progress>();
+            for (const e of envelopes) latest.set((e.data as Progress).jobId, e.data as Progress);
+            await upsert(tx, [...latest.values()]);
+          },
         }),
     afterCommit: (applied) => {
-      const now = performance.now();
+      lastAt = now();
       for (const e of applied) {
-        const t = appendStarted.get(e.eventId);
-        if (t !== undefined) latencies.push(now - t);
+        const d = e.data as Progress;
+        if (d.step >= warmup) latencies.push(lastAt - d.dueAt);
       }
       committed += applied.length;
       if (committed >= total) allCommitted();
     },
   });
-  if (mode === 'stages') {
-    // Each stage alone, one after the other: where the pipeline's time goes.
-    const t0 = performance.now();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: WRITERS }, async () => {
-        while (next < total) {
-          const i = next++;
-          const env = buildEnvelope(JobProgressed, payload(i), { streamId: `job-${i}` });
-          await store.append(`job-${i}`, [{ ...env, causationId: null }], { expectedVersion: 'no_stream' });
-        }
-      }),
-    );
-    const t1 = performance.now();
-    await relay.drain();
-    const t2 = performance.now();
-    await consumer.start();
-    await finished;
-    const t3 = performance.now();
-    const rate = (ms: number) => Math.round(total / (ms / 1000));
-    report({
-      events: total,
-      seconds: (t3 - t0) / 1000,
-      eventsPerSecond: total / ((t3 - t0) / 1000),
-      appendPerSecond: rate(t1 - t0),
-      relayPerSecond: rate(t2 - t1),
-      consumePerSecond: rate(t3 - t2),
-    });
-    await consumer.stop();
-    await cleanup(nats, [producerSchema, projectorSchema]);
+  await readyThenWait();
+  const startedAt = now();
+  await consumer.start();
+  await finished;
+  process.stdout.write(`${JSON.stringify({ startedAt, lastAt, latencies, peakRssMb: peakRssMb() })}\n`);
+  await consumer.stop();
+  await nats.close();
+  await projector.close();
+  process.exit(0);
+};
+
+const pipeline = async (mode: Mode): Promise<void> => {
+  const { total, warmup } = plan(mode);
+  const producerSchema = `${prefix}_p`;
+  const producer = await new Database({
+    url: DATABASE_URL,
+    schema: producerSchema,
+    poolSize: WRITERS + 4,
+  }).open();
+  const store = new PostgresEventStore(producer, registry, prefix);
+  const nats = await connectNats({ servers: NATS_URL, name: `bench-${mode}` });
+  await ensureStreams(nats.jsm, [BenchStream], prefix);
+  const relay = new OutboxRelay({ db: producer, js: nats.js, channel: store.channel, batchSize: 512 });
+  const consumer = await startConsumer('consume', { BENCH_MODE: mode });
+  const finish = async (r: Record<string, unknown>) => {
+    report(r);
+    await relay.stop();
+    await cleanup(nats, [producerSchema, `${prefix}_c`]);
     await nats.close();
     await producer.close();
-    await projector.close();
     process.exit(0);
-  }
-  relay.start();
-  await consumer.start();
-
-  const append = async (i: number) => {
-    const env = buildEnvelope(JobProgressed, payload(i), { streamId: `job-${i}` });
-    appendStarted.set(env.eventId, performance.now());
-    await store.append(`job-${i}`, [{ ...env, causationId: null }], { expectedVersion: 'no_stream' });
   };
 
-  const started = performance.now();
-  if (mode === 'durable' || mode === 'durable-batch') {
+  /** Appends event `i`; `dueAt`: when it should start (open loop), so that a late start counts. */
+  const append = async (i: number, dueAt = now()) => {
+    const env = buildEnvelope(JobProgressed, payload(i, dueAt), { streamId: `job-${i}` });
+    await store.append(`job-${i}`, [{ ...env, causationId: null }], { expectedVersion: 'no_stream' });
+  };
+  /** `writers` closed-loop appenders until `total` events are appended. */
+  const appendAll = async () => {
     let next = 0;
     await Promise.all(
       Array.from({ length: WRITERS }, async () => {
         while (next < total) await append(next++);
       }),
     );
+  };
+
+  if (mode === 'stages') {
+    // Each stage alone, one after the other: where the pipeline's time goes.
+    const t0 = now();
+    await appendAll();
+    const t1 = now();
+    await relay.drain();
+    const t2 = now();
+    consumer.go();
+    const { lastAt, peakRssMb: consumerPeakRssMb } = await consumer.result;
+    const rate = (ms: number) => Math.round(total / (ms / 1000));
+    await finish({
+      events: total,
+      seconds: (lastAt - t0) / 1000,
+      eventsPerSecond: total / ((lastAt - t0) / 1000),
+      appendPerSecond: rate(t1 - t0),
+      relayPerSecond: rate(t2 - t1),
+      consumePerSecond: rate(lastAt - t2),
+      consumerPeakRssMb,
+    });
+    return;
+  }
+  consumer.go();
+  relay.start();
+  const started = now();
+  if (mode === 'durable' || mode === 'durable-batch') {
+    await appendAll();
   } else {
-    // Open loop at a fixed rate: an append starts every 1/rate s whether or not earlier ones finished.
+    // Open loop at a fixed rate: an append is due every 1/rate s whether or not earlier ones
+    // finished, and its latency runs from when it was due (no coordinated omission).
     const interval = 1000 / Number(rateArg);
     const inflight: Promise<void>[] = [];
     for (let i = 0; i < total; i++) {
       const due = started + i * interval;
-      const wait = due - performance.now();
+      const wait = due - now();
       if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-      inflight.push(append(i));
+      inflight.push(append(i, due));
     }
     await Promise.all(inflight);
   }
-  await finished;
-  const seconds = (performance.now() - started) / 1000;
+  const { lastAt, latencies = [], peakRssMb: consumerPeakRssMb } = await consumer.result;
+  const seconds = (lastAt - started) / 1000;
   latencies.sort((a, b) => a - b);
-  report({
+  await finish({
     events: total,
     seconds,
     eventsPerSecond: total / seconds,
+    ...(warmup > 0 ? { warmup } : {}),
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
     maxMs: latencies.at(-1),
+    consumerPeakRssMb,
   });
-  await consumer.stop();
-  await relay.stop();
-  await cleanup(nats, [producerSchema, projectorSchema]);
-  await nats.close();
-  await producer.close();
-  await projector.close();
-  process.exit(0);
 };
 
-const main = phase === 'raw' ? raw : () => pipeline(phase as Mode);
+const main =
+  phase === 'raw'
+    ? raw
+    : phase === 'consume-raw'
+      ? consumeRaw
+      : phase === 'consume'
+        ? consumeProjection
+        : () => pipeline(phase as Mode);
 main().catch((error: unknown) => {
   console.error(error);
   process.exit(1);

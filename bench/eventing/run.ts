@@ -1,15 +1,17 @@
 /**
  * bench/eventing — the durable pipeline against raw JetStream, measured in the same run.
  *
- *   npm run bench:eventing [-- --events 20000 --rate 1000 --seconds 5]
+ *   npm run bench:eventing [-- --events 20000 --rate 1000 --seconds 5 --warmup 1]
  *
- * Phases, each in its own child process so that each has its own peak RSS:
+ * Phases, each in its own child process so that each has its own peak RSS; in each, the producing
+ * side and the consuming side are two processes, as two services are (phases.ts):
  *   raw        JetStream alone: pipelined publish of N messages + a pull consumer acking them.
  *   durable    append N events (BENCH_WRITERS concurrent writers, default 16, one event per append) → outbox relay →
  *              JetStream → durable consumer → projection commit; events/s from first append to last commit.
  *   durable-batch  the same with the projection's bulk path (`handleBatch`: one upsert per batch).
  *   latency    the durable pipeline at a fixed rate (default 1,000 events/s), with the batch handler:
- *              p50/p99 from the start of the append to the projection's commit.
+ *              p50/p99 from when each append was due (open loop) to the projection's commit, over
+ *              `--seconds` after `--warmup` seconds at the same rate that are not measured.
  * Prints a table and the ratios; writes bench/eventing/results.json. Needs NATS and Postgres
  * (NATS_URL, DATABASE_URL; defaults: the local ones).
  */
@@ -23,6 +25,7 @@ const { values } = parseArgs({
     events: { type: 'string', default: '20000' },
     rate: { type: 'string', default: '1000' },
     seconds: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '1' },
     phase: { type: 'string' },
   },
 });
@@ -36,6 +39,7 @@ interface PhaseResult {
   p99Ms?: number;
   maxMs?: number;
   peakRssMb: number;
+  consumerPeakRssMb?: number;
 }
 
 const runPhase = (phase: string): PhaseResult => {
@@ -49,6 +53,7 @@ const runPhase = (phase: string): PhaseResult => {
       values.events,
       values.rate,
       values.seconds,
+      values.warmup,
     ],
     {
       cwd: resolve(import.meta.dirname, '../..'),
@@ -72,11 +77,13 @@ const main = (): void => {
     PhaseResult,
     PhaseResult,
   ];
-  console.log('\nphase           events   seconds   events/s    p50 ms   p99 ms   max ms   peak RSS MB');
+  console.log(
+    '\nphase           events   seconds   events/s    p50 ms   p99 ms   max ms   peak RSS MB (producer / consumer)',
+  );
   for (const r of results) {
     console.log(
       `${r.phase.padEnd(14)} ${String(r.events).padStart(7)} ${fmt(r.seconds, 2).padStart(9)} ${fmt(r.eventsPerSecond, 0).padStart(10)} ` +
-        `${fmt(r.p50Ms, 2).padStart(9)} ${fmt(r.p99Ms, 2).padStart(8)} ${fmt(r.maxMs, 2).padStart(8)} ${fmt(r.peakRssMb, 0).padStart(13)}`,
+        `${fmt(r.p50Ms, 2).padStart(9)} ${fmt(r.p99Ms, 2).padStart(8)} ${fmt(r.maxMs, 2).padStart(8)} ${fmt(r.peakRssMb, 0).padStart(13)} / ${fmt(r.consumerPeakRssMb, 0)}`,
     );
   }
   const ratio = durable.eventsPerSecond / raw.eventsPerSecond;
