@@ -11,7 +11,7 @@
  *   instead of silently lowering the rate (no coordinated omission). Whether the server sustains a
  *   rate, and with what latency.
  *
- *   node --import tsx bench/gateway/load.ts <config.json>
+ *   node bench/gateway/load.ts <config.json>   (Node's own type stripping: it imports only Node's modules)
  *
  * Prints one JSON line: requests, errors (non-expected statuses and transport errors, by kind),
  * seconds, req/s, p50/p99/max ms, peak RSS, and for submissions the job ids created.
