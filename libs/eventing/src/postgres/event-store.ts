@@ -58,6 +58,13 @@ export class PostgresEventStore {
     private readonly registry: MessageRegistry,
     /** NATS namespace prefix for outbox subjects (tests: unique per suite; production: empty). */
     private readonly subjectPrefix = '',
+    /**
+     * Group commit. Default: one `append_batch` call in flight (`maxInFlight: 1`), the next carrying
+     * every append that arrived meanwhile. Fewer, larger commits cost Postgres and Node less CPU per
+     * append than two calls in flight: measured with 16 writers, 3,000–3,300 appends/s against
+     * 2,800–3,000 (64 writers: 6,600 against 5,600), and at 1,000 events/s through the whole
+     * pipeline p50/p99 21–25/72 ms against 34–37/96–98 ms (bench/eventing, 2 cores).
+     */
     batching: AppendBatcherOptions = {},
   ) {
     this.notifier = new OutboxNotifier(db, `${db.schema}_outbox`);
@@ -72,7 +79,7 @@ export class PostgresEventStore {
     this.batcher = new AppendBatcher(
       (appends) => runAppendBatch(autocommit, appends),
       () => this.notifier.kick(),
-      batching,
+      { maxInFlight: 1, ...batching },
     );
   }
 
