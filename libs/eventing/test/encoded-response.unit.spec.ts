@@ -19,4 +19,17 @@ describe('EncodedResponse', () => {
     expect(reply.buffer).toBe(response.json.buffer);
     expect(response.toReply()).toBe(reply);
   });
+
+  it('allocate into a buffer: the reply is written at its start when it fits, else in a new one', () => {
+    const json = new TextEncoder().encode('{"count":4}');
+    const into = new Uint8Array(64).fill(0xff);
+    const response = EncodedResponse.allocate(json.length, into);
+    response.json.set(json);
+    const reply = response.toReply();
+    expect(reply.buffer).toBe(into.buffer);
+    expect(reply.byteOffset).toBe(0);
+    expect(text(reply)).toBe('{"ok":true,"data":{"count":4}}');
+    const small = new Uint8Array(8);
+    expect(EncodedResponse.allocate(json.length, small).toReply().buffer).not.toBe(small.buffer);
+  });
 });

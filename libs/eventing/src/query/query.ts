@@ -50,9 +50,13 @@ export class EncodedResponse {
   /**
    * A response of `length` bytes for the handler to write into `json`, inside a buffer that already
    * holds the reply around it: the server sends that buffer without copying the response again.
+   * With `into` (when it is large enough) the reply is written at its start instead of in a new
+   * buffer: a handler that reuses its buffers must not touch one again until the reply has left
+   * (`NatsConnection.flush()` after the reply resolves once it has).
    */
-  static allocate(length: number): EncodedResponse {
-    const reply = new Uint8Array(OK_HEAD.length + length + OK_TAIL.length);
+  static allocate(length: number, into?: Uint8Array): EncodedResponse {
+    const size = OK_HEAD.length + length + OK_TAIL.length;
+    const reply = into !== undefined && into.length >= size ? into.subarray(0, size) : new Uint8Array(size);
     reply.set(OK_HEAD);
     reply.set(OK_TAIL, OK_HEAD.length + length);
     const response = new EncodedResponse(reply.subarray(OK_HEAD.length, OK_HEAD.length + length));
