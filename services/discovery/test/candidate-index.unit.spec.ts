@@ -1,48 +1,9 @@
 import { FindCandidates } from '@gpunet/contracts';
 import { seededRandom } from '@gpunet/testing';
 import { describe, expect, it } from 'vitest';
-import { CandidateIndex, type IndexedGpu, type IndexedProvider } from '../src/domain/candidate-index';
+import { CandidateIndex } from '../src/domain/candidate-index';
+import { gpu, provider } from './support/index-rows';
 import { gpuRequirement } from './support/requirement';
-
-const gpu = (index: number, over: Partial<IndexedGpu> = {}): IndexedGpu => ({
-  uuid: `GPU-${index}`,
-  index,
-  vendor: 'nvidia',
-  model: 'NVIDIA A100-SXM4-80GB',
-  modelWords: ' NVIDIA A100 SXM4 80GB ',
-  vramBytes: 80 * 1024 ** 3,
-  cc: 80,
-  computeCapability: { major: 8, minor: 0 },
-  cudaVersion: '12.2',
-  rocmVersion: null,
-  architecture: null,
-  pciBusId: null,
-  priceFloorMinor: '1000000',
-  floor: 1_000_000n,
-  directPeers: [],
-  available: true,
-  ...over,
-});
-
-const provider = (id: string, over: Partial<IndexedProvider> = {}): IndexedProvider => ({
-  providerId: id,
-  version: 1,
-  status: 'online',
-  name: id,
-  simulated: false,
-  cpuArchitecture: 'amd64',
-  cpuMillicores: 64_000,
-  memoryBytes: 512 * 1024 ** 3,
-  location: { continent: 'EU', country: 'DE', city: null },
-  subnets: ['public'],
-  images: ['*'],
-  maxGpusPerJob: 8,
-  maxJobDurationMs: null,
-  asset: 'USDC',
-  availability: null,
-  gpus: [0, 1, 2, 3].map((i) => gpu(i)),
-  ...over,
-});
 
 const request = (gpus: string, over: Record<string, unknown> = {}) =>
   FindCandidates.request.parse({ gpu: gpuRequirement(gpus), ...over });
@@ -156,6 +117,11 @@ describe('CandidateIndex', () => {
     const r = request(gpus, over);
     const at = Date.parse('2030-01-01T12:00:00Z');
     expect(new TextDecoder().decode(index.queryJson(r, at, bytes))).toBe(
+      JSON.stringify(index.query(r, at, bytes)),
+    );
+    // Into a reused buffer, as discovery's replies are: every byte is written, none left as it was.
+    const dirty = (length: number) => new Uint8Array(length).fill(0xff);
+    expect(new TextDecoder().decode(index.queryJson(r, at, bytes, dirty))).toBe(
       JSON.stringify(index.query(r, at, bytes)),
     );
   });

@@ -267,7 +267,7 @@ export class CandidateIndex {
   /**
    * The same page as `query`, as the UTF-8 bytes of its JSON (`JSON.stringify` of `query`'s answer,
    * byte for byte), copied together from each provider's JSON kept in the index into the buffer
-   * `allocate` gives (zeroed, of the length asked).
+   * `allocate` gives (of the length asked, not necessarily zeroed: every byte is written).
    */
   queryJson(
     request: CandidateRequest,
