@@ -9,7 +9,7 @@ import {
 } from '../src/domain/candidate.filter';
 import { gpuRows, priceFloorFor } from '../src/domain/gpu-rows';
 import { edgeIdOfSubject, verifyEdgeReport } from '@gpunet/contracts';
-import { configFromEnv, InvalidConfigError } from '../src/app/discovery.config';
+import { configFromEnv, InvalidConfigError, missingNodeFlags } from '../src/app/discovery.config';
 import { gpuRequirement } from './support/requirement';
 
 describe('candidate criteria and checks outside SQL', () => {
@@ -191,5 +191,16 @@ describe('configFromEnv', () => {
         'NATS_URL',
       ]);
     }
+  });
+});
+
+describe('missingNodeFlags', () => {
+  it.each([
+    ['neither command line nor NODE_OPTIONS', [], undefined, ['--max-semi-space-size=1']],
+    ['on the command line', ['--import', 'tsx', '--max-semi-space-size=1'], undefined, []],
+    ['in NODE_OPTIONS, with another value', [], '--enable-source-maps --max-semi-space-size=2', []],
+    ['a look-alike flag', ['--max-semi-space-size-x=1'], '', ['--max-semi-space-size=1']],
+  ])('%s', (_name, execArgv, nodeOptions, missing) => {
+    expect(missingNodeFlags(execArgv, nodeOptions)).toEqual(missing);
   });
 });

@@ -72,6 +72,10 @@ export class DevCluster {
       // No fixed metrics port: several clusters (and their tests) share a machine.
       METRICS_PORT: '0',
       LOG_LEVEL: 'info',
+      // Discovery's node flags (DISCOVERY_NODE_FLAGS, services/discovery/README.md "Running").
+      ...(name === 'discovery'
+        ? { NODE_OPTIONS: [process.env['NODE_OPTIONS'], '--max-semi-space-size=1'].filter(Boolean).join(' ') }
+        : {}),
       ...this.options.env?.[name],
     };
   }
