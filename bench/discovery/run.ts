@@ -45,8 +45,9 @@ import { createUser, type KeyPair } from '@nats-io/nkeys';
 import { connect } from '@nats-io/transport-node';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createPrivateKey, createPublicKey, sign } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 
@@ -449,10 +450,16 @@ const main = async (): Promise<void> => {
 
     // BENCH_CPU_PROF=<dir>: discovery writes a V8 CPU profile there when it exits.
     const profile = process.env['BENCH_CPU_PROF'];
+    // BENCH_DISCOVERY_FLAGS: more node flags for discovery (e.g. `--trace-gc`); BENCH_DISCOVERY_LOG=<file>: all its output there.
+    const flags = (process.env['BENCH_DISCOVERY_FLAGS'] ?? '').split(' ').filter((f) => f !== '');
+    const logFile = process.env['BENCH_DISCOVERY_LOG'];
     discovery = spawn(
       process.execPath,
       [
+        // Discovery's node flags, as it runs wherever it runs (DISCOVERY_NODE_FLAGS; its README, "Running").
+        '--max-semi-space-size=1',
         ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
+        ...flags,
         '--import',
         'tsx',
         join(REPO, 'services/discovery/src/main.ts'),
@@ -473,14 +480,16 @@ const main = async (): Promise<void> => {
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
-    discovery.stdout?.on(
-      'data',
-      (c: Buffer) => (discoveryLog = (discoveryLog + c.toString()).slice(-20_000)),
-    );
-    discovery.stderr?.on(
-      'data',
-      (c: Buffer) => (discoveryLog = (discoveryLog + c.toString()).slice(-20_000)),
-    );
+    let metricsPort = NaN;
+    const log = (c: Buffer) => {
+      discoveryLog = (discoveryLog + c.toString()).slice(-20_000);
+      metricsPort = Number.isNaN(metricsPort)
+        ? Number(/"metricsPort":(\d+)/.exec(discoveryLog)?.[1])
+        : metricsPort;
+      if (logFile) appendFileSync(logFile, c);
+    };
+    discovery.stdout?.on('data', log);
+    discovery.stderr?.on('data', log);
     const ready = Date.now();
     while (!discoveryLog.includes('discovery started')) {
       if (discovery.exitCode !== null || Date.now() - ready > 60_000)
@@ -575,7 +584,6 @@ const main = async (): Promise<void> => {
     if (Number(projection.gpus) !== totalGpus)
       throw new Error(`projection holds ${projection.gpus} GPUs, expected ${totalGpus}`);
 
-    const metricsPort = Number(/"metricsPort":(\d+)/.exec(discoveryLog)?.[1]);
     /** Discovery's own histogram of the time to answer a page (cumulative bucket counts). */
     const serverBuckets = async (): Promise<Map<number, number>> => {
       const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
@@ -595,15 +603,47 @@ const main = async (): Promise<void> => {
     const byKind = new Map<string, number[]>();
     const all: number[] = [];
     const returned = new Map<string, number[]>();
+    // This process's own collections while measuring: a pause here is in the latency too.
+    const gcs: { start: number; ms: number; kind: number }[] = [];
+    const gcObserver = new PerformanceObserver((list) => {
+      for (const e of list.getEntries())
+        gcs.push({
+          start: e.startTime,
+          ms: e.duration,
+          kind: (e as unknown as { detail: { kind: number } }).detail.kind,
+        });
+    });
+    gcObserver.observe({ entryTypes: ['gc'] });
+    const spans: { kind: string; start: number; ms: number; items: number }[] = [];
     for (const q of queries) {
       const t0 = performance.now();
       const r = await askQuery(nats, FindCandidates, q.request, { prefix, timeoutMs: 10_000 });
       const ms = performance.now() - t0;
+      spans.push({ kind: q.kind, start: t0, ms, items: r.items.length });
       all.push(ms);
       byKind.set(q.kind, [...(byKind.get(q.kind) ?? []), ms]);
       returned.set(q.kind, [...(returned.get(q.kind) ?? []), r.items.length]);
     }
     const loadAfter = loadavg()[0]!;
+    await new Promise((r) => setImmediate(r));
+    gcObserver.disconnect();
+    const clientGc = {
+      scavenges: gcs.filter((g) => g.kind !== constants.NODE_PERFORMANCE_GC_MAJOR).length,
+      markCompacts: gcs.filter((g) => g.kind === constants.NODE_PERFORMANCE_GC_MAJOR).length,
+      totalMs: Math.round(gcs.reduce((a, g) => a + g.ms, 0)),
+      maxMs: Math.round(Math.max(0, ...gcs.map((g) => g.ms)) * 10) / 10,
+    };
+    // BENCH_DISCOVERY_LOG: each query (wall-clock start, so discovery's own records line up) with this process's GC time in it.
+    if (logFile)
+      for (const s of spans) {
+        const inGc = gcs
+          .filter((g) => g.start < s.start + s.ms && g.start + g.ms > s.start)
+          .reduce((a, g) => a + g.ms, 0);
+        appendFileSync(
+          logFile,
+          `--- bench: ${(performance.timeOrigin + s.start).toFixed(1)} ${s.kind}: ${s.ms.toFixed(1)} ms, ${s.items} providers, client GC ${inGc.toFixed(1)} ms\n`,
+        );
+      }
     /** Peak resident memory in MB: discovery's (Linux: VmHWM) and this client's. */
     const peakRssMb = {
       discovery: Math.round(
@@ -651,6 +691,7 @@ const main = async (): Promise<void> => {
       },
       loadAverage1m: { before: Math.round(loadBefore * 100) / 100, after: Math.round(loadAfter * 100) / 100 },
       peakRssMb,
+      clientGc,
       targetP99Ms: TARGET_P99_MS,
       pass: overall.p99 < TARGET_P99_MS,
       machine: '2 shared vCPUs; NATS 2.9, Postgres 15 and discovery on the same host',
@@ -663,6 +704,8 @@ const main = async (): Promise<void> => {
       result.loadAverage1m,
       'peak RSS (MB):',
       peakRssMb,
+      'client GC while measuring:',
+      clientGc,
     );
     console.log(`p99 ${overall.p99} ms (target < ${TARGET_P99_MS} ms): ${result.pass ? 'PASS' : 'FAIL'}`);
     if (PROVIDERS === 10_000 && RUNS >= 400)
