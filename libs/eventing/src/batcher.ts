@@ -17,6 +17,7 @@ export interface BatcherOptions {
 export class Batcher<I, O> {
   private readonly queue: { input: I; resolve: (o: O) => void; reject: (e: unknown) => void }[] = [];
   private inFlight = 0;
+  private scheduled = false;
 
   constructor(
     private readonly run: (inputs: readonly I[]) => Promise<readonly O[]>,
@@ -26,6 +27,21 @@ export class Batcher<I, O> {
   submit(input: I): Promise<O> {
     return new Promise((resolve, reject) => {
       this.queue.push({ input, resolve, reject });
+      // Right after a call completed, the next one is about to start: join it.
+      if (!this.scheduled) this.pump();
+    });
+  }
+
+  /**
+   * The next call starts on the next macrotask, not in the completed call's callback: the callers
+   * it just answered run first, and what they submit at once (a writer's next append, the next
+   * step of a request) joins that call instead of waiting behind it.
+   */
+  private pumpSoon(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
       this.pump();
     });
   }
@@ -41,12 +57,12 @@ export class Batcher<I, O> {
             const error = new Error(`a batched call answered ${outputs.length} of ${batch.length} inputs`);
             for (const b of batch) b.reject(error);
           } else batch.forEach((b, i) => b.resolve(outputs[i]!));
-          this.pump();
+          this.pumpSoon();
         },
         (error: unknown) => {
           this.inFlight -= 1;
           for (const b of batch) b.reject(error);
-          this.pump();
+          this.pumpSoon();
         },
       );
     }
