@@ -80,8 +80,15 @@ const now = (): number => performance.timeOrigin + performance.now();
 const percentile = (sorted: number[], p: number): number =>
   sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
 const peakRssMb = (): number => process.resourceUsage().maxRSS / 1024;
-const report = (r: Record<string, unknown>) =>
-  process.stdout.write(`${JSON.stringify({ phase, peakRssMb: peakRssMb(), ...r })}\n`);
+/**
+ * Writes one line to stdout and resolves once it is written: stdout is a pipe here, written
+ * asynchronously, and `process.exit` right after a plain `write` can cut a long line short.
+ */
+const writeLine = (value: unknown): Promise<void> =>
+  new Promise((resolve, reject) =>
+    process.stdout.write(`${JSON.stringify(value)}\n`, (error) => (error ? reject(error) : resolve())),
+  );
+const report = (r: Record<string, unknown>) => writeLine({ phase, peakRssMb: peakRssMb(), ...r });
 
 const cleanup = async (nats: NatsHandle, schemas: string[]) => {
   for await (const name of nats.jsm.streams.names())
@@ -159,7 +166,7 @@ const raw = async (): Promise<void> => {
   }
   const result = await consumer.result;
   const seconds = (result.lastAt - started) / 1000;
-  report({ events: N, seconds, eventsPerSecond: N / seconds, consumerPeakRssMb: result.peakRssMb });
+  await report({ events: N, seconds, eventsPerSecond: N / seconds, consumerPeakRssMb: result.peakRssMb });
   await cleanup(nats, []);
   await nats.close();
   process.exit(0);
@@ -184,7 +191,7 @@ const consumeRaw = async (): Promise<void> => {
   });
   const lastAt = now();
   await nats.nc.flush();
-  process.stdout.write(`${JSON.stringify({ startedAt, lastAt, peakRssMb: peakRssMb() })}\n`);
+  await writeLine({ startedAt, lastAt, peakRssMb: peakRssMb() });
   await nats.close();
   process.exit(0);
 };
@@ -264,7 +271,7 @@ const consumeProjection = async (): Promise<void> => {
   const startedAt = now();
   await consumer.start();
   await finished;
-  process.stdout.write(`${JSON.stringify({ startedAt, lastAt, latencies, peakRssMb: peakRssMb() })}\n`);
+  await writeLine({ startedAt, lastAt, latencies, peakRssMb: peakRssMb() });
   await consumer.stop();
   await nats.close();
   await projector.close();
@@ -285,7 +292,7 @@ const pipeline = async (mode: Mode): Promise<void> => {
   const relay = new OutboxRelay({ db: producer, js: nats.js, channel: store.channel, batchSize: 512 });
   const consumer = await startConsumer('consume', { BENCH_MODE: mode });
   const finish = async (r: Record<string, unknown>) => {
-    report(r);
+    await report(r);
     await relay.stop();
     await cleanup(nats, [producerSchema, `${prefix}_c`]);
     await nats.close();
