@@ -56,10 +56,10 @@ export { InvalidConfigError };
  * Node flags discovery runs with (`NODE_OPTIONS` or the command line; see the README's "Running").
  * `--max-semi-space-size=1`: a candidate query allocates little on the JS heap but sends a ~500 KB
  * reply, and the NATS client copies each reply into a fresh buffer. With V8's default young
- * generation (up to 16 MB a semi-space) no scavenge frees those buffers between queries, so their
+ * generation no scavenge frees those buffers between queries (none in 400), so their
  * external memory alone brought a full mark-compact of the ~75 MB index every ~30–50 replies (pauses
  * of 10–35 ms plus incremental steps, on the thread that answers); with 1 MB a scavenge every few
- * queries frees them (1–2 ms, mostly) and bench/discovery's p99 fell from 46–150 ms to ~31 ms.
+ * queries frees them (1–2 ms, mostly): bench/discovery's p99 46–150 → 30–42 ms (with pooled reply buffers).
  */
 export const DISCOVERY_NODE_FLAGS = ['--max-semi-space-size=1'] as const;
 
