@@ -173,7 +173,9 @@ export class OutboxRelay implements LocalRelay {
     // and a DELETE that failed is tried again here.
     if (this.acknowledged.size >= 4 * batchSize) await this.flushDeletes();
     else if (this.acknowledged.size > 0) void this.deleteInBackground();
-    const rows = await db.query<OutboxRow>(
+    // Straight on the pool, as a prepared statement (parsed and planned once per connection): the
+    // relay reads after every commit. A pool serves one schema, so one name fits every connection.
+    const rows = await db.read<OutboxRow>(
       `SELECT o.id, o.event_id, o.subject, o.body, o.type, o.version, o.trace,
               e.stream_id, e.stream_version, e.data, e.correlation_id, e.causation_id, e.occurred_at
        FROM "${db.schema}".outbox o
@@ -181,6 +183,7 @@ export class OutboxRelay implements LocalRelay {
        WHERE o.id <> ALL($2::bigint[])
        ORDER BY o.id LIMIT $1`,
       [batchSize, [...this.acknowledged]],
+      'gpunet_outbox_relay_read',
     );
     if (rows.length === 0) {
       if (this.acknowledged.size === 0) this.options.metrics?.outboxLag.set(0);

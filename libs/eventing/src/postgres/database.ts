@@ -123,9 +123,12 @@ export class Database {
   }
 
   /**
-   * One SELECT straight on the connection pool, without a TypeORM query runner (created, connected
-   * and released per `query`): for hot read paths such as the gateway's `GET /v1/jobs/{id}`. The
-   * rows are `pg`'s, as `query` returns them for a SELECT; not for statements that write.
+   * One statement straight on the connection pool, in autocommit, without a TypeORM query runner
+   * (created, connected and released per `query`, which measured ~1 ms a call under load): for hot
+   * paths such as the gateway's `GET /v1/jobs/{id}`, the outbox relay's reads and the event store's
+   * group commit. Returns the rows, as `pg` parses them (as `query` returns them for a SELECT): use
+   * it for a SELECT, or a call of a function that returns rows; not for a bare INSERT/UPDATE/DELETE
+   * (`execute` reports those).
    *
    * `statement`: a name for `sql` as a prepared statement, which each pooled connection parses and
    * plans once instead of on every call (Postgres CPU that a hot read spends again and again). A

@@ -74,8 +74,14 @@ export class PostgresEventStore {
       execute: (sql, params) => db.execute(sql, params),
       onCommit: (fn) => fn(),
     };
+    // The group commit's call goes straight to the pool as a prepared statement (`Database.read`):
+    // no TypeORM query runner per call, no parse and plan per call.
+    const groupCommit: Tx = {
+      ...autocommit,
+      query: (sql, params) => db.read(sql, params, 'gpunet_append_batch'),
+    };
     this.batcher = new AppendBatcher(
-      (appends) => runAppendBatch(autocommit, appends),
+      (appends) => runAppendBatch(groupCommit, appends),
       () => this.notifier.kick(),
       { maxInFlight: 1, ...batching },
     );
