@@ -70,6 +70,9 @@ const GET_RATE = Number(values['get-rate']);
 const GET_RATE_CONNECTIONS = Number(values['get-rate-connections']);
 const WARMUP_SECONDS = Number(values['warmup-seconds']);
 const EVENTS_PER_SECOND = Number(values['events-per-second']);
+// The gateway's node flags, as it runs wherever it runs (GATEWAY_NODE_FLAGS in
+// services/gateway/src/app/node-flags.ts; its README, "Running"; it warns at start without them).
+const GATEWAY_PRODUCTION_FLAGS = ['--no-allocation-site-pretenuring'];
 const GATEWAY_NODE_FLAGS = values['gateway-node-flags'].split(' ').filter((f) => f !== '');
 const GATEWAY_OUTPUT = values['gateway-output'];
 
@@ -298,7 +301,8 @@ const startBaseline = async (): Promise<{ proc: TestProcess; url: string }> => {
 };
 
 const startGateway = async (key: string): Promise<{ proc: TestProcess; url: string }> => {
-  // As in production (ADR 0002): the esbuild bundle on plain Node, not the sources under tsx.
+  // As in production (ADR 0002): the esbuild bundle on plain Node, not the sources under tsx, with
+  // the gateway's node flags (services/gateway/src/app/node-flags.ts), then --gateway-node-flags.
   const bundle = join(REPO_ROOT, 'dist/bench-gateway', id, 'main.mjs');
   const [tsxNode, ...bundleArgs] = tsxArgv('services/gateway/scripts/bundle.ts', [bundle]);
   execFileSync(tsxNode!, bundleArgs, {
@@ -306,21 +310,25 @@ const startGateway = async (key: string): Promise<{ proc: TestProcess; url: stri
     cwd: REPO_ROOT,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  const proc = new TestProcess('gateway', [process.execPath, ...GATEWAY_NODE_FLAGS, bundle], {
-    env: {
-      ...process.env,
-      DATABASE_URL,
-      GATEWAY_SCHEMA: schema,
-      NATS_URL,
-      SUBJECT_PREFIX: prefix,
-      GATEWAY_HOST: '127.0.0.1',
-      GATEWAY_PORT: '0',
-      GATEWAY_ADMIN_KEY: key,
-      GATEWAY_RATE_LIMIT_PER_SECOND: RATE_LIMIT,
-      GATEWAY_RATE_LIMIT_BURST: RATE_LIMIT,
+  const proc = new TestProcess(
+    'gateway',
+    [process.execPath, ...GATEWAY_PRODUCTION_FLAGS, ...GATEWAY_NODE_FLAGS, bundle],
+    {
+      env: {
+        ...process.env,
+        DATABASE_URL,
+        GATEWAY_SCHEMA: schema,
+        NATS_URL,
+        SUBJECT_PREFIX: prefix,
+        GATEWAY_HOST: '127.0.0.1',
+        GATEWAY_PORT: '0',
+        GATEWAY_ADMIN_KEY: key,
+        GATEWAY_RATE_LIMIT_PER_SECOND: RATE_LIMIT,
+        GATEWAY_RATE_LIMIT_BURST: RATE_LIMIT,
+      },
+      cwd: REPO_ROOT,
     },
-    cwd: REPO_ROOT,
-  });
+  );
   const [, url] = await proc.waitForOutput(/"url":"([^"]+)"[^\n]*"msg":"gateway started"/, {
     timeoutMs: 120_000,
   });

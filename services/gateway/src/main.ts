@@ -1,5 +1,6 @@
 import { createLogger, initTelemetry } from '@gpunet/telemetry';
 import { configFromEnv } from './app/gateway.config';
+import { missingGatewayNodeFlags } from './app/node-flags';
 import { startGateway } from './app/gateway.app';
 
 /*
@@ -10,6 +11,12 @@ const telemetry = initTelemetry({ serviceName: 'gateway' });
 const logger = createLogger({ service: 'gateway' });
 
 const main = async (): Promise<void> => {
+  const missing = missingGatewayNodeFlags(process.execArgv);
+  if (missing.length > 0)
+    logger.warn(
+      { missing },
+      'gateway runs without its node flags: expect longer scavenges in its request tail',
+    );
   const gateway = await startGateway({ config: configFromEnv(process.env), logger });
   logger.info({ url: gateway.url }, 'gateway started');
   let stopping = false;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { generateApiKey } from '../src/app/api-keys';
 import { configFromEnv, InvalidConfigError } from '../src/app/gateway.config';
+import { GATEWAY_NODE_FLAGS, missingGatewayNodeFlags } from '../src/app/node-flags';
 
 const base = { DATABASE_URL: 'postgres://u@h/db' };
 
@@ -38,5 +39,18 @@ describe('gateway configuration', () => {
     expect(() => configFromEnv({ GATEWAY_PORT: '99999', GATEWAY_SSE_POLL: 'soon' })).toThrow(
       /DATABASE_URL.*GATEWAY_PORT.*GATEWAY_SSE_POLL|DATABASE_URL/,
     );
+  });
+});
+
+describe('missingGatewayNodeFlags', () => {
+  it.each([
+    [[], [...GATEWAY_NODE_FLAGS]],
+    [['--no-allocation-site-pretenuring'], []],
+    [['--max-old-space-size=512', '--no_allocation_site_pretenuring'], []],
+    // An operator who turns pretenuring back on on purpose is not warned.
+    [['--allocation-site-pretenuring'], []],
+    [['--trace-gc', '--max-semi-space-size=1'], [...GATEWAY_NODE_FLAGS]],
+  ])('execArgv %j → %j', (execArgv, missing) => {
+    expect(missingGatewayNodeFlags(execArgv)).toEqual(missing);
   });
 });
