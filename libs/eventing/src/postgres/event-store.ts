@@ -69,19 +69,15 @@ export class PostgresEventStore {
     batching: AppendBatcherOptions = {},
   ) {
     this.notifier = new OutboxNotifier(db, `${db.schema}_outbox`);
-    // Single statements outside a transaction: each commits when it returns.
-    const autocommit: Tx = {
+    // Single statements outside a transaction, each committing when it returns; the group commit's
+    // call goes straight to the pool as a prepared statement (`Database.read`): no TypeORM query
+    // runner per call, no parse and plan per call.
+    const groupCommit: Tx = {
       schema: db.schema,
       manager: db.dataSource.manager,
-      query: (sql, params) => db.query(sql, params),
+      query: (sql, params) => db.read(sql, params, 'gpunet_append_batch'),
       execute: (sql, params) => db.execute(sql, params),
       onCommit: (fn) => fn(),
-    };
-    // The group commit's call goes straight to the pool as a prepared statement (`Database.read`):
-    // no TypeORM query runner per call, no parse and plan per call.
-    const groupCommit: Tx = {
-      ...autocommit,
-      query: (sql, params) => db.read(sql, params, 'gpunet_append_batch'),
     };
     this.batcher = new AppendBatcher(
       (appends) => runAppendBatch(groupCommit, appends),
