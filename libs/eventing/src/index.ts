@@ -32,7 +32,16 @@ export {
 export { ensureStreams, streamConfig } from './jetstream/streams';
 export { type EventingMetrics, eventingMetrics } from './metrics';
 export { OutboxRelay, type OutboxRelayOptions } from './outbox/outbox-relay';
-export { assertSchemaName, Database, type DatabaseOptions, type Tx } from './postgres/database';
+export {
+  assertSchemaName,
+  Database,
+  type DatabaseOptions,
+  type Isolation,
+  sqlArrayLiteral,
+  sqlLiteral,
+  type TransactionOptions,
+  type Tx,
+} from './postgres/database';
 export {
   type AppendResult,
   enqueueOutbox,

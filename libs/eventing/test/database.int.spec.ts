@@ -1,6 +1,6 @@
-import { type PostgresTestSchema, usePostgres } from '@gpunet/testing';
+import { type PostgresTestSchema, seededRandom, usePostgres } from '@gpunet/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Database } from '../src';
+import { Database, sqlArrayLiteral, sqlLiteral } from '../src';
 
 let pgSchema: PostgresTestSchema;
 let db: Database;
@@ -43,5 +43,167 @@ describe('Database.read: a SELECT straight on the pool', () => {
   it('rejects with the server’s error, and the pool goes on', async () => {
     await expect(db.read(`SELECT * FROM "${db.schema}".missing`)).rejects.toThrow(/does not exist/);
     await expect(db.read(`SELECT count(*)::int AS n FROM "${db.schema}".items`)).resolves.toEqual([{ n: 2 }]);
+  });
+});
+
+describe('Database.transaction: one pooled connection, as few round trips as the work allows', () => {
+  const count = async (): Promise<number> =>
+    (await db.read<{ n: number }>(`SELECT count(*)::int AS n FROM "${db.schema}".items`))[0]!.n;
+  const txid = `SELECT txid_current()::text AS id`;
+
+  it('commits what fn wrote, then runs the onCommit callbacks; a throw rolls all of it back', async () => {
+    const before = await count();
+    const calls: string[] = [];
+    await db.transaction(async (tx) => {
+      tx.onCommit(() => calls.push('committed'));
+      await tx.query(`INSERT INTO "${tx.schema}".items VALUES ($1, '{}', now())`, [10]);
+      expect(await tx.execute(`UPDATE "${tx.schema}".items SET doc = '{"b": 1}' WHERE id = $1`, [10])).toBe(
+        1,
+      );
+      calls.push('fn done');
+    });
+    expect(calls).toEqual(['fn done', 'committed']);
+    expect(await count()).toBe(before + 1);
+
+    await expect(
+      db.transaction(async (tx) => {
+        tx.onCommit(() => calls.push('never'));
+        await tx.query(`INSERT INTO "${tx.schema}".items VALUES (11, '{}', now())`);
+        await tx.query(`INSERT INTO "${tx.schema}".items VALUES ($1, '{}', now())`, [12]);
+        throw new Error('handler failed');
+      }),
+    ).rejects.toThrow('handler failed');
+    expect(calls).toEqual(['fn done', 'committed']);
+    expect(await count()).toBe(before + 1);
+    await db.execute(`DELETE FROM "${db.schema}".items WHERE id >= 10`);
+  });
+
+  it('runs a first statement without parameters in the transaction it opens (BEGIN travels with it)', async () => {
+    const ids = await db.transaction(async (tx) => [
+      (await tx.query<{ id: string }>(txid))[0]!.id,
+      (await tx.query<{ id: string }>(`${txid} WHERE $1::boolean`, [true]))[0]!.id,
+      (await tx.query<{ id: string }>(txid))[0]!.id,
+    ]);
+    expect(new Set(ids).size).toBe(1);
+  });
+
+  it('runs the commitWith statements only when fn resolved, and their failure rolls everything back', async () => {
+    const before = await count();
+    const insert = (id: number) => `INSERT INTO "${db.schema}".items VALUES (${id}, '{}', now())`;
+    await db.transaction(
+      (tx) => tx.query(`INSERT INTO "${tx.schema}".items VALUES ($1, '{}', now())`, [20]),
+      { commitWith: [insert(21), insert(22)] },
+    );
+    expect(await count()).toBe(before + 3);
+    await expect(
+      db.transaction(
+        async () => {
+          throw new Error('nope');
+        },
+        { commitWith: [insert(23)] },
+      ),
+    ).rejects.toThrow('nope');
+    const callbacks: string[] = [];
+    await expect(
+      db.transaction(
+        async (tx) => {
+          tx.onCommit(() => callbacks.push('never'));
+          await tx.query(insert(24));
+        },
+        // A duplicate key in COMMIT's round trip: the statement before it and 24 are undone.
+        { commitWith: [insert(25), insert(20)] },
+      ),
+    ).rejects.toThrow(/duplicate key/);
+    expect(callbacks).toEqual([]);
+    // Nothing ran in fn: BEGIN, the statements and COMMIT in one round trip.
+    await db.transaction(async () => undefined, { commitWith: [insert(26)] });
+    const ids = await db.read<{ id: number }>(
+      `SELECT id FROM "${db.schema}".items WHERE id >= 20 ORDER BY id`,
+    );
+    expect(ids.map((r) => r.id)).toEqual([20, 21, 22, 26]);
+    expect(await count()).toBe(before + 4);
+    await db.execute(`DELETE FROM "${db.schema}".items WHERE id >= 20`);
+  });
+
+  it('rolls back after a failing first statement (a syntax error, or a failure after BEGIN) and the pool goes on', async () => {
+    await expect(db.transaction((tx) => tx.query(`SELEC 1`))).rejects.toThrow(/syntax error/);
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.query(`SELECT 1/0`);
+      }),
+    ).rejects.toThrow(/division by zero/);
+    // More transactions than the pool has connections: none was left inside a transaction.
+    const ids = await Promise.all(
+      Array.from({ length: 25 }, () =>
+        db.transaction(async (tx) => (await tx.query<{ id: string }>(txid))[0]!.id),
+      ),
+    );
+    expect(new Set(ids).size).toBe(25);
+  });
+
+  it('sets the isolation level, whether BEGIN goes alone or with the first statement', async () => {
+    const show = `SHOW transaction_isolation`;
+    await expect(db.transaction((tx) => tx.query(show), { isolation: 'REPEATABLE READ' })).resolves.toEqual([
+      { transaction_isolation: 'repeatable read' },
+    ]);
+    await expect(
+      db.transaction(
+        async (tx) => {
+          await tx.query(`SELECT $1::int`, [1]);
+          return tx.query(show);
+        },
+        { isolation: 'SERIALIZABLE' },
+      ),
+    ).resolves.toEqual([{ transaction_isolation: 'serializable' }]);
+  });
+
+  it('gives TypeORM’s EntityManager on the same transaction', async () => {
+    const before = await count();
+    await expect(
+      db.transaction(async (tx) => {
+        const [fromManager] = await tx.manager.query<{ id: string }[]>(txid);
+        await tx.manager.query(`INSERT INTO "${tx.schema}".items VALUES ($1, '{}', now())`, [30]);
+        expect((await tx.query<{ id: string }>(txid))[0]!.id).toBe(fromManager!.id);
+        throw new Error('undo');
+      }),
+    ).rejects.toThrow('undo');
+    expect(await count()).toBe(before);
+  });
+});
+
+describe('sqlLiteral and sqlArrayLiteral: values inlined in statements sent without parameters', () => {
+  it('round-trips any text through Postgres unchanged (seeded fuzz)', async () => {
+    const random = seededRandom('sql-literal');
+    // Quotes, backslashes, braces, commas, the word NULL, whitespace, non-ASCII; Postgres text
+    // cannot hold NUL, with or without parameters.
+    const alphabet = [...'\'"\\{},; NULLnull\t\n\r$1é€😀ab'];
+    for (let round = 0; round < 40; round++) {
+      const values = Array.from({ length: random.int(0, 6) }, () =>
+        Array.from({ length: random.int(0, 12) }, () => random.pick(alphabet)).join(''),
+      );
+      const one = values[0] ?? '';
+      const [row] = await db.read<{ one: string; many: string[] }>(
+        `SELECT ${sqlLiteral(one)} AS one, ${sqlArrayLiteral(values, 'text')} AS many`,
+      );
+      expect(row, `seed ${random.seed}, round ${round}`).toEqual({ one, many: values });
+    }
+  });
+
+  it('inlines numbers, bigints and booleans, and refuses what has no literal', async () => {
+    const [row] = await db.read(
+      `SELECT ${sqlLiteral(42)}::int AS n, ${sqlLiteral(-0.5)}::float8 AS f, ${sqlLiteral(9007199254740993n)}::text AS b, ${sqlLiteral(true)} AS t`,
+    );
+    expect(row).toEqual({ n: 42, f: -0.5, b: '9007199254740993', t: true });
+    expect(() => sqlLiteral(Number.NaN)).toThrow(/cannot be an SQL literal/);
+    expect(() => sqlLiteral(Number.POSITIVE_INFINITY)).toThrow(/cannot be an SQL literal/);
+    expect(() => sqlLiteral(null as unknown as string)).toThrow(/cannot be an SQL literal/);
+  });
+
+  it('casts array elements to uuid, and rejects one that is not', async () => {
+    const id = '0b4c6a1e-2f7d-4c1a-9e55-3a1f0c2b7d90';
+    await expect(db.read(`SELECT ${sqlArrayLiteral([id], 'uuid')} AS a`)).resolves.toEqual([{ a: [id] }]);
+    await expect(
+      db.read(`SELECT ${sqlArrayLiteral(["x'); DROP TABLE items; --"], 'uuid')} AS a`),
+    ).rejects.toThrow(/invalid input syntax for type uuid/);
   });
 });
