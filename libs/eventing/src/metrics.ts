@@ -31,7 +31,7 @@ export const eventingMetrics = (registry: Registry): EventingMetrics => {
     }),
     outboxLag: new Gauge({
       name: 'gpunet_outbox_lag_messages',
-      help: 'Messages waiting in the outbox at the last round.',
+      help: 'Messages the outbox relay found waiting to be published at its last round (at most its batch size).',
       registers,
     }),
     handled: new Counter({

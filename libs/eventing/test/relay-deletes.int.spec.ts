@@ -44,7 +44,22 @@ beforeAll(async () => {
   await db.query(
     `CREATE TRIGGER refuse_delete BEFORE DELETE ON "${schema}".outbox FOR EACH ROW EXECUTE FUNCTION "${schema}".refuse_delete()`,
   );
+  // Counts DELETE statements on the outbox (not rows).
+  await db.query(`CREATE TABLE "${schema}".delete_statements (n int NOT NULL)`);
+  await db.query(`INSERT INTO "${schema}".delete_statements VALUES (0)`);
+  await db.query(`
+    CREATE FUNCTION "${schema}".count_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      UPDATE "${schema}".delete_statements SET n = n + 1;
+      RETURN NULL;
+    END $$`);
+  await db.query(
+    `CREATE TRIGGER count_delete AFTER DELETE ON "${schema}".outbox FOR EACH STATEMENT EXECUTE FUNCTION "${schema}".count_delete()`,
+  );
 });
+
+const deleteStatements = async (): Promise<number> =>
+  (await db.query<{ n: number }>(`SELECT n FROM "${schema}".delete_statements`))[0]!.n;
 
 afterAll(async () => {
   await nats.close();
@@ -85,6 +100,46 @@ describe('outbox relay deletes', () => {
       await waitUntil(async () => (await outboxSize()) === 0 || undefined, 'the outbox to empty');
       await nats.nc.flush();
       expect(sends.toSorted()).toEqual(events.map((e) => e.eventId).toSorted());
+    } finally {
+      sub.unsubscribe();
+      await relay.stop();
+    }
+  });
+
+  it('one DELETE takes the rows of many rounds: after deleteDelayMs, or at once when a batch gathered', async () => {
+    const sends: string[] = [];
+    const sub = nats.nc.subscribe(CounterIncremented.subject(undefined, prefix), {
+      callback: (_error, msg) => {
+        sends.push(msg.headers?.get('Nats-Msg-Id') ?? '');
+      },
+    });
+    // A delay no test waits for: the DELETE below can only be the full batch's.
+    const relay = new OutboxRelay({
+      db,
+      js: nats.js,
+      channel: store.channel,
+      batchSize: 4,
+      deleteDelayMs: 600_000,
+    });
+    relay.start();
+    const before = await deleteStatements();
+    try {
+      // Three rounds of one row each: published, and waiting together for their DELETE.
+      for (let n = 1; n <= 3; n++) {
+        await store.append(`counter-gather${n}`, [incremented(`counter-gather${n}`, 1)], {
+          expectedVersion: 'no_stream',
+        });
+        await waitUntil(async () => sends.length === n || undefined, `row ${n} published`);
+      }
+      expect(await outboxSize()).toBe(3);
+      expect(await deleteStatements()).toBe(before);
+      // The fourth makes a batch: one DELETE for all four.
+      await store.append('counter-gather4', [incremented('counter-gather4', 1)], {
+        expectedVersion: 'no_stream',
+      });
+      await waitUntil(async () => (await outboxSize()) === 0 || undefined, 'the outbox to empty');
+      expect(await deleteStatements()).toBe(before + 1);
+      expect(sends).toHaveLength(4);
     } finally {
       sub.unsubscribe();
       await relay.stop();

@@ -28,6 +28,13 @@ export interface OutboxRelayOptions {
    * wake the relay at once through NOTIFY; this only bounds the worst case. Default 1000.
    */
   readonly pollIntervalMs?: number;
+  /**
+   * How long published rows may wait for their DELETE, in ms, so that one DELETE takes the rows of
+   * many rounds: at a steady trickle each round publishes a row or two, and a DELETE per round cost
+   * as much as the rest of the round (every statement is two loopback sends, ~0.25 ms of CPU each on
+   * our VMs: bench/eventing). A round's worth (`batchSize`) is deleted at once. Default 50.
+   */
+  readonly deleteDelayMs?: number;
   /** How long to wait for JetStream's acknowledgement of one publish, in ms. Default 5000. */
   readonly publishTimeoutMs?: number;
   /** Backoff between failed rounds (NATS down, stream missing). */
@@ -97,6 +104,7 @@ export class OutboxRelay implements LocalRelay {
    */
   private readonly acknowledged = new Set<string>();
   private deleting: Promise<void> | undefined;
+  private deleteTimer: NodeJS.Timeout | undefined;
   private unregister: (() => void) | undefined;
 
   constructor(private readonly options: OutboxRelayOptions) {}
@@ -125,6 +133,8 @@ export class OutboxRelay implements LocalRelay {
     this.running = false;
     this.wake?.();
     await this.loop;
+    clearTimeout(this.deleteTimer);
+    this.deleteTimer = undefined;
     await this.flushDeletes().catch((error: unknown) =>
       this.options.onError?.(
         error,
@@ -170,9 +180,9 @@ export class OutboxRelay implements LocalRelay {
     const { db } = this.options;
     const batchSize = this.options.batchSize ?? 256;
     // Backpressure: at most a few rounds' rows wait for their DELETE (Postgres slower than NATS);
-    // and a DELETE that failed is tried again here.
+    // and a DELETE that failed is tried again (`scheduleDelete`).
     if (this.acknowledged.size >= 4 * batchSize) await this.flushDeletes();
-    else if (this.acknowledged.size > 0) void this.deleteInBackground();
+    else this.scheduleDelete(batchSize);
     // Straight on the pool, as a prepared statement (parsed and planned once per connection): the
     // relay reads after every commit. A pool serves one schema, so one name fits every connection.
     const rows = await db.read<OutboxRow>(
@@ -185,10 +195,8 @@ export class OutboxRelay implements LocalRelay {
       [batchSize, [...this.acknowledged]],
       'gpunet_outbox_relay_read',
     );
-    if (rows.length === 0) {
-      if (this.acknowledged.size === 0) this.options.metrics?.outboxLag.set(0);
-      return 0;
-    }
+    this.options.metrics?.outboxLag.set(rows.length);
+    if (rows.length === 0) return 0;
     // Publishes are pipelined; JetStream stores them in send order. Only the acknowledged prefix is
     // deleted, so a failure mid-batch re-sends the rest (de-duplicated by Nats-Msg-Id). The next
     // round does not wait for the DELETE's commit.
@@ -199,10 +207,26 @@ export class OutboxRelay implements LocalRelay {
     if (done > 0) {
       for (const row of rows.slice(0, done)) this.acknowledged.add(row.id);
       this.options.metrics?.published.inc(done);
-      void this.deleteInBackground();
+      this.scheduleDelete(batchSize);
     }
     if (firstFailure !== -1) throw (results[firstFailure] as PromiseRejectedResult).reason;
     return done;
+  }
+
+  /**
+   * Deletes the acknowledged rows now when a round's worth has gathered, else after `deleteDelayMs`
+   * (the rows of the rounds meanwhile go with them).
+   */
+  private scheduleDelete(batchSize: number): void {
+    if (this.acknowledged.size === 0) return;
+    if (this.acknowledged.size >= batchSize) {
+      void this.deleteInBackground();
+      return;
+    }
+    this.deleteTimer ??= setTimeout(() => {
+      this.deleteTimer = undefined;
+      void this.deleteInBackground();
+    }, this.options.deleteDelayMs ?? 50).unref();
   }
 
   /**
