@@ -80,6 +80,11 @@ const now = (): number => performance.timeOrigin + performance.now();
 const percentile = (sorted: number[], p: number): number =>
   sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
 const peakRssMb = (): number => process.resourceUsage().maxRSS / 1024;
+/** This process's CPU time (user + system) in ms since `from`, a `process.cpuUsage()` reading. */
+const cpuMsSince = (from: NodeJS.CpuUsage): number => {
+  const { user, system } = process.cpuUsage(from);
+  return (user + system) / 1000;
+};
 /**
  * Writes one line to stdout and resolves once it is written: stdout is a pipe here, written
  * asynchronously, and `process.exit` right after a plain `write` can cut a long line short.
@@ -105,6 +110,8 @@ interface ConsumerResult {
   readonly lastAt: number;
   readonly latencies?: number[];
   readonly peakRssMb: number;
+  /** The consuming process's CPU ms from its go to its last commit. */
+  readonly cpuMs: number;
 }
 
 /**
@@ -157,6 +164,7 @@ const raw = async (): Promise<void> => {
   );
   const consumer = await startConsumer('consume-raw', {});
   const started = now();
+  const cpu = process.cpuUsage();
   consumer.go();
   // The relay's publishing pattern: windows of pipelined publishes, each with a message id.
   for (let i = 0; i < N; i += 256) {
@@ -164,9 +172,17 @@ const raw = async (): Promise<void> => {
       bodies.slice(i, i + 256).map((b, j) => nats.js.publish(subject, b, { msgID: `${prefix}-${i + j}` })),
     );
   }
+  const cpuMs = cpuMsSince(cpu);
   const result = await consumer.result;
   const seconds = (result.lastAt - started) / 1000;
-  await report({ events: N, seconds, eventsPerSecond: N / seconds, consumerPeakRssMb: result.peakRssMb });
+  await report({
+    events: N,
+    seconds,
+    eventsPerSecond: N / seconds,
+    consumerPeakRssMb: result.peakRssMb,
+    cpuMs,
+    consumerCpuMs: result.cpuMs,
+  });
   await cleanup(nats, []);
   await nats.close();
   process.exit(0);
@@ -178,6 +194,7 @@ const consumeRaw = async (): Promise<void> => {
   const consumer = await nats.js.consumers.get(namespacedStream(BenchStream, prefix).name, 'raw');
   await readyThenWait();
   const startedAt = now();
+  const cpu = process.cpuUsage();
   let received = 0;
   await new Promise<void>((resolve) => {
     void consumer.consume({
@@ -190,8 +207,9 @@ const consumeRaw = async (): Promise<void> => {
     });
   });
   const lastAt = now();
+  const cpuMs = cpuMsSince(cpu);
   await nats.nc.flush();
-  await writeLine({ startedAt, lastAt, peakRssMb: peakRssMb() });
+  await writeLine({ startedAt, lastAt, cpuMs, peakRssMb: peakRssMb() });
   await nats.close();
   process.exit(0);
 };
@@ -269,9 +287,11 @@ const consumeProjection = async (): Promise<void> => {
   });
   await readyThenWait();
   const startedAt = now();
+  const cpu = process.cpuUsage();
   await consumer.start();
   await finished;
-  await writeLine({ startedAt, lastAt, latencies, peakRssMb: peakRssMb() });
+  const cpuMs = cpuMsSince(cpu);
+  await writeLine({ startedAt, lastAt, cpuMs, latencies, peakRssMb: peakRssMb() });
   await consumer.stop();
   await nats.close();
   await projector.close();
@@ -318,12 +338,13 @@ const pipeline = async (mode: Mode): Promise<void> => {
   if (mode === 'stages') {
     // Each stage alone, one after the other: where the pipeline's time goes.
     const t0 = now();
+    const cpu = process.cpuUsage();
     await appendAll();
     const t1 = now();
     await relay.drain();
     const t2 = now();
     consumer.go();
-    const { lastAt, peakRssMb: consumerPeakRssMb } = await consumer.result;
+    const { lastAt, peakRssMb: consumerPeakRssMb, cpuMs: consumerCpuMs } = await consumer.result;
     const rate = (ms: number) => Math.round(total / (ms / 1000));
     await finish({
       events: total,
@@ -333,12 +354,15 @@ const pipeline = async (mode: Mode): Promise<void> => {
       relayPerSecond: rate(t2 - t1),
       consumePerSecond: rate(lastAt - t2),
       consumerPeakRssMb,
+      cpuMs: cpuMsSince(cpu),
+      consumerCpuMs,
     });
     return;
   }
   consumer.go();
   relay.start();
   const started = now();
+  const cpu = process.cpuUsage();
   if (mode === 'durable' || mode === 'durable-batch') {
     await appendAll();
   } else {
@@ -354,7 +378,13 @@ const pipeline = async (mode: Mode): Promise<void> => {
     }
     await Promise.all(inflight);
   }
-  const { lastAt, latencies = [], peakRssMb: consumerPeakRssMb } = await consumer.result;
+  const {
+    lastAt,
+    latencies = [],
+    peakRssMb: consumerPeakRssMb,
+    cpuMs: consumerCpuMs,
+  } = await consumer.result;
+  const cpuMs = cpuMsSince(cpu);
   const seconds = (lastAt - started) / 1000;
   latencies.sort((a, b) => a - b);
   await finish({
@@ -366,6 +396,8 @@ const pipeline = async (mode: Mode): Promise<void> => {
     p99Ms: percentile(latencies, 99),
     maxMs: latencies.at(-1),
     consumerPeakRssMb,
+    cpuMs,
+    consumerCpuMs,
   });
 };
 

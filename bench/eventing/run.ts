@@ -17,7 +17,7 @@
  * (NATS_URL, DATABASE_URL; defaults: the local ones).
  */
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
@@ -41,9 +41,50 @@ interface PhaseResult {
   maxMs?: number;
   peakRssMb: number;
   consumerPeakRssMb?: number;
+  /** CPU ms of the producing and the consuming process over the phase. */
+  cpuMs: number;
+  consumerCpuMs: number;
+  /** CPU ms Postgres's and NATS's processes used over the phase, where they run on this machine. */
+  postgresCpuMs?: number;
+  natsCpuMs?: number;
 }
 
+/** Clock ticks per second of /proc's CPU times (`getconf CLK_TCK`; 100 on Linux as built). */
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/**
+ * CPU ms used so far by the processes named `postgres` and `nats-server` on this machine, from
+ * /proc (Linux): each one's own time plus its reaped children's, which keeps the time of Postgres
+ * backends that exited during a phase (the postmaster reaps them). Zero where they run elsewhere.
+ */
+const serverCpuMs = (): { postgres: number; nats: number } => {
+  const total = { postgres: 0, nats: 0 };
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return total; // not Linux
+  }
+  for (const pid of pids) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const key = comm === 'postgres' ? 'postgres' : comm === 'nats-server' ? 'nats' : undefined;
+    if (key === undefined) continue;
+    // Fields after the command: state is field 3, utime..cstime are fields 14..17.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
+    total[key] += (ticks * 1000) / CLK_TCK;
+  }
+  return total;
+};
+
 const runPhase = (phase: string): PhaseResult => {
+  const before = serverCpuMs();
   const child = spawnSync(
     process.execPath,
     [
@@ -65,7 +106,15 @@ const runPhase = (phase: string): PhaseResult => {
   );
   if (child.status !== 0) throw new Error(`phase ${phase} failed (exit ${child.status})`);
   const line = child.stdout.trim().split('\n').pop()!;
-  return JSON.parse(line) as PhaseResult;
+  const after = serverCpuMs();
+  const result = JSON.parse(line) as PhaseResult;
+  return after.postgres + after.nats > 0
+    ? {
+        ...result,
+        postgresCpuMs: after.postgres - before.postgres,
+        natsCpuMs: after.nats - before.nats,
+      }
+    : result;
 };
 
 const fmt = (n: number | undefined, digits = 1): string => (n === undefined ? '—' : n.toFixed(digits));
@@ -90,6 +139,18 @@ const main = (): void => {
     console.log(
       `${r.phase.padEnd(14)} ${String(r.events).padStart(7)} ${fmt(r.seconds, 2).padStart(9)} ${fmt(r.eventsPerSecond, 0).padStart(10)} ` +
         `${fmt(r.p50Ms, 2).padStart(9)} ${fmt(r.p99Ms, 2).padStart(8)} ${fmt(r.maxMs, 2).padStart(8)} ${fmt(r.peakRssMb, 0).padStart(13)} / ${fmt(r.consumerPeakRssMb, 0)}`,
+    );
+  }
+  // Where the two cores went: every process's CPU per event (set-up and tear-down included for
+  // Postgres and NATS, which are measured around the whole phase).
+  console.log('\nCPU µs per event   producer   consumer   Postgres       NATS      total   cores busy');
+  for (const r of results) {
+    const perEvent = (ms: number | undefined) => (ms === undefined ? undefined : (ms * 1000) / r.events);
+    const total = r.cpuMs + r.consumerCpuMs + (r.postgresCpuMs ?? 0) + (r.natsCpuMs ?? 0);
+    console.log(
+      `${r.phase.padEnd(14)} ${fmt(perEvent(r.cpuMs), 0).padStart(11)} ${fmt(perEvent(r.consumerCpuMs), 0).padStart(10)} ` +
+        `${fmt(perEvent(r.postgresCpuMs), 0).padStart(10)} ${fmt(perEvent(r.natsCpuMs), 0).padStart(10)} ` +
+        `${fmt(perEvent(total), 0).padStart(10)} ${fmt(total / 1000 / r.seconds, 2).padStart(12)}`,
     );
   }
   const ratio = durable.eventsPerSecond / raw.eventsPerSecond;
