@@ -112,6 +112,17 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
 
   const endOf = (jobId: string) => jobEnded(c, jobId, explain);
 
+  /** Runs `wait`; when it fails, the error says where the job and the services stood. */
+  const withExplanation = async <T>(jobId: string, wait: () => Promise<T>): Promise<T> => {
+    try {
+      return await wait();
+    } catch (error) {
+      throw new Error(`${error instanceof Error ? error.message : String(error)}\n${explain(jobId)}`, {
+        cause: error,
+      });
+    }
+  };
+
   /** Stdout lines of a job's ranks as JSON, with the attempt they belong to. */
   const rankLines = (jobId: string) => rankJsonLines(c, jobId);
 
@@ -183,10 +194,12 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
   it('a rank killed mid-run: every rank restarts as attempt 2 (restart_all) and the job completes', async () => {
     const jobId = 'job-e2e-rank-killed';
     await submitJob(c, { jobId, tenantId: 'tenant-e2e', spec: longSpec(), gpus: 4 });
-    await waitFor(() => rankLines(jobId).some((l) => l['rank'] === 2 && l['event'] === 'step'), {
-      timeoutMs: 180_000,
-      description: 'rank 2 training',
-    });
+    await withExplanation(jobId, () =>
+      waitFor(() => rankLines(jobId).some((l) => l['rank'] === 2 && l['event'] === 'step'), {
+        timeoutMs: 180_000,
+        description: 'rank 2 training',
+      }),
+    );
     const pid = rankPid(jobId, 2);
     expect(pid, 'rank 2 runs on this machine').toBeDefined();
     process.kill(pid!, 'SIGKILL');
@@ -214,10 +227,12 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
   it('the execution service SIGKILLed mid-job and restarted: the job completes, no rank started twice', async () => {
     const jobId = 'job-e2e-execution-killed';
     await submitJob(c, { jobId, tenantId: 'tenant-e2e', spec: longSpec(), gpus: 4 });
-    await waitFor(() => rankLines(jobId).some((l) => l['event'] === 'step'), {
-      timeoutMs: 180_000,
-      description: 'the ranks training',
-    });
+    await withExplanation(jobId, () =>
+      waitFor(() => rankLines(jobId).some((l) => l['event'] === 'step'), {
+        timeoutMs: 180_000,
+        description: 'the ranks training',
+      }),
+    );
     const execution = c.cluster.service('execution');
     await execution.kill();
     await execution.start();
