@@ -141,6 +141,26 @@ describe('Database.transaction: one pooled connection, as few round trips as the
     expect(new Set(ids).size).toBe(25);
   });
 
+  it('runs a named prepared statement in the transaction, again on every connection, as it runs unnamed', async () => {
+    const sql = `SELECT txid_current()::text AS id, count(*)::int AS n FROM "${db.schema}".items WHERE id >= $1`;
+    // More transactions than the pool has connections, each using the statement twice.
+    const runs = await Promise.all(
+      Array.from({ length: 25 }, (_, i) =>
+        db.transaction(async (tx) => {
+          const first = await tx.query<{ id: string; n: number }>(sql, [1 + (i % 2)], 'items_count_from');
+          const again = await tx.query<{ id: string; n: number }>(sql, [1], 'items_count_from');
+          const unnamed = await tx.query<{ id: string; n: number }>(sql, [1 + (i % 2)]);
+          return { first: first[0]!, again: again[0]!, unnamed: unnamed[0]! };
+        }),
+      ),
+    );
+    for (const [i, { first, again, unnamed }] of runs.entries()) {
+      expect(first).toEqual(unnamed);
+      expect(again).toEqual({ id: first.id, n: 2 });
+      expect(first.n).toBe(i % 2 === 0 ? 2 : 1);
+    }
+  });
+
   it('sets the isolation level, whether BEGIN goes alone or with the first statement', async () => {
     const show = `SHOW transaction_isolation`;
     await expect(db.transaction((tx) => tx.query(show), { isolation: 'REPEATABLE READ' })).resolves.toEqual([

@@ -31,7 +31,16 @@ export const assertSchemaName = (schema: string): string => {
 
 /** A transaction: raw SQL for the hot paths, TypeORM's EntityManager for services that want entities. */
 export interface Tx {
-  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<R[]>;
+  /**
+   * `statement`: a name for `sql` as a prepared statement, parsed and planned once per pooled
+   * connection instead of at every call (as `Database.read`): for a handler's hot statement. A name
+   * must always come with the same SQL.
+   */
+  query<R = Record<string, unknown>>(
+    sql: string,
+    params?: readonly unknown[],
+    statement?: string,
+  ): Promise<R[]>;
   /** Rows affected by an INSERT/UPDATE/DELETE. */
   execute(sql: string, params?: readonly unknown[]): Promise<number>;
   readonly manager: EntityManager;
@@ -230,16 +239,20 @@ class PgTransaction implements Tx {
     return this.runner.manager;
   }
 
-  async query<R>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
-    return lastResult(await this.run(sql, params)).rows as R[];
+  async query<R>(sql: string, params: readonly unknown[] = [], statement?: string): Promise<R[]> {
+    return lastResult(await this.run(sql, params, statement)).rows as R[];
   }
 
   async execute(sql: string, params: readonly unknown[] = []): Promise<number> {
     return lastResult(await this.run(sql, params)).rowCount ?? 0;
   }
 
-  private async run(sql: string, params: readonly unknown[]): Promise<QueryResult | QueryResult[]> {
-    if (this.begun === undefined && params.length === 0) {
+  private async run(
+    sql: string,
+    params: readonly unknown[],
+    statement?: string,
+  ): Promise<QueryResult | QueryResult[]> {
+    if (this.begun === undefined && params.length === 0 && statement === undefined) {
       // One round trip for both; if the statement fails, the transaction is aborted (or, on a
       // syntax error, never began) and the caller's rollback ends it.
       this.begun = Promise.resolve();
@@ -248,7 +261,9 @@ class PgTransaction implements Tx {
     }
     this.begin();
     await this.begun;
-    return this.client.query(sql, [...params]);
+    return statement === undefined
+      ? this.client.query(sql, [...params])
+      : this.client.query({ name: statement, text: sql, values: [...params] });
   }
 
   /** Issues BEGIN unless it went out already; its failure surfaces at the next statement or commit. */
