@@ -258,12 +258,14 @@ const consumeProjection = async (): Promise<void> => {
     maxAckPending: 4096,
     ...(mode === 'durable'
       ? {
-          // A per-message handler: one statement per event.
+          // A per-message handler: one statement per event, prepared (parsed and planned once per
+          // connection: `Tx.query`'s statement name), as a service's hot handler would be.
           handle: async (envelope: Envelope, { tx }: { tx: Tx }) => {
             const d = envelope.data as Progress;
             await tx.query(
               `INSERT INTO "${tx.schema}".job_progress VALUES ($1, $2, $3) ON CONFLICT (job_id) DO UPDATE SET step = EXCLUDED.step, loss = EXCLUDED.loss`,
               [d.jobId, d.step, d.loss],
+              'bench_progress_upsert',
             );
           },
         }
@@ -306,7 +308,14 @@ const pipeline = async (mode: Mode): Promise<void> => {
     schema: producerSchema,
     poolSize: WRITERS + 4,
   }).open();
-  const store = new PostgresEventStore(producer, registry, prefix);
+  // The service default unless BENCH_APPEND_IN_FLIGHT (an experiment) says how many group commits.
+  const inFlight = process.env['BENCH_APPEND_IN_FLIGHT'];
+  const store = new PostgresEventStore(
+    producer,
+    registry,
+    prefix,
+    inFlight === undefined ? {} : { maxInFlight: Number(inFlight) },
+  );
   const nats = await connectNats({ servers: NATS_URL, name: `bench-${mode}` });
   await ensureStreams(nats.jsm, [BenchStream], prefix);
   const relay = new OutboxRelay({ db: producer, js: nats.js, channel: store.channel, batchSize: 512 });

@@ -8,13 +8,16 @@
  *   raw        JetStream alone: pipelined publish of N messages + a pull consumer acking them; run
  *              first and again last, the ratios taken against the mean of the two.
  *   durable    append N events (BENCH_WRITERS concurrent writers, default 16, one event per append) → outbox relay →
- *              JetStream → durable consumer → projection commit; events/s from first append to last commit.
+ *              JetStream → durable consumer → projection commit, with a per-message handler (one prepared
+ *              upsert per event); events/s from first append to last commit.
  *   durable-batch  the same with the projection's bulk path (`handleBatch`: one upsert per batch).
  *   latency    the durable pipeline at a fixed rate (default 1,000 events/s), with the batch handler:
  *              p50/p99 from when each append was due (open loop) to the projection's commit, over
  *              `--seconds` after `--warmup` seconds at the same rate that are not measured.
- * Prints a table and the ratios; writes bench/eventing/results.json. Needs NATS and Postgres
- * (NATS_URL, DATABASE_URL; defaults: the local ones).
+ * Prints a table, the CPU each process spent per event, and the ratios; writes
+ * bench/eventing/results.json. Needs NATS and Postgres (NATS_URL, DATABASE_URL; defaults: the
+ * local ones). Experiments: BENCH_WRITERS (concurrent appenders), BENCH_APPEND_IN_FLIGHT (group
+ * commits in flight; default: the event store's).
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
