@@ -47,6 +47,14 @@ afterAll(async () => {
 
 describe('append_batch plans', () => {
   it('reads the streams through the index on a connection whose first appends met a small table', async () => {
+    // A small table with statistics, as autovacuum leaves a young service's: on it a sequential scan
+    // is the cheapest read, and the first plans are made then.
+    await client.query(
+      `INSERT INTO "${schema}".events (stream_id, stream_version, event_id, type, version, data, correlation_id, occurred_at)
+       SELECT 'seed-' || i, 1, gen_random_uuid(), $1, 1, '{}', 'corr', now() FROM generate_series(1, 8) i`,
+      [CounterIncremented.type],
+    );
+    await client.query(`ANALYZE "${schema}".events`);
     // Enough calls while `events` is small for PL/pgSQL to settle on a cached plan (it tries five).
     for (let i = 0; i < 8; i++) await appendNew(`early-${i}`);
     await client.query(
@@ -66,8 +74,11 @@ describe('append_batch plans', () => {
     await appendNew('late');
     const plans = notices.filter((n) => n.includes('.events'));
     expect(plans.length).toBeGreaterThan(0);
-    // Migration 0003's cached plan read the versions with `Seq Scan on events`: O(table) per append.
+    // Migration 0003's cached plan read the versions with `Seq Scan on events`: O(table) per append;
+    // so would 0005's generic plans without `enable_seqscan = off`.
     expect(plans.filter((p) => /Seq Scan on events/.test(p))).toEqual([]);
-    expect(plans.some((p) => /Index.* Scan .*on events_pkey/.test(p))).toBe(true);
+    // `Bitmap Index Scan on events_pkey` (0004, planned per call) or `Index Only Scan using
+    // events_pkey` (0005, generic).
+    expect(plans.some((p) => /Index.* Scan (on|using) events_pkey/.test(p))).toBe(true);
   });
 });

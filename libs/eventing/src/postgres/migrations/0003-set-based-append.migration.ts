@@ -38,16 +38,23 @@ export class SetBasedAppend1732900000002 implements MigrationInterface {
 
 /**
  * The set-based `append_batch` of schema `s`. `planPerCall: false` is migration 0003's function;
- * `true` is 0004's, which has every statement that reads `events` planned at each call (see there).
+ * `true` is 0004's, which has every statement that reads `events` planned at each call (see there);
+ * `genericPlans` (with `planPerCall: false`) is 0005's, whose statements are planned once per
+ * connection, never with a sequential scan of `events` (see there).
  */
-export const setBasedAppendFunction = (s: string, { planPerCall }: { planPerCall: boolean }): string => {
+export const setBasedAppendFunction = (
+  s: string,
+  { planPerCall, genericPlans = false }: { planPerCall: boolean; genericPlans?: boolean },
+): string => {
+  if (planPerCall && genericPlans)
+    throw new Error('append_batch: planPerCall and genericPlans exclude each other');
   // The current version of each stream in $1, as two parallel arrays.
   const versionsOf = `SELECT coalesce(array_agg(v.stream_id), '{}'), coalesce(array_agg(v.version), '{}')
                   FROM (SELECT e.stream_id, max(e.stream_version) AS version
                           FROM "${s}".events e WHERE e.stream_id = ANY($1) GROUP BY e.stream_id) v`;
   return `
       CREATE OR REPLACE FUNCTION "${s}".append_batch${APPEND_BATCH_SIGNATURE}
-      LANGUAGE plpgsql AS $fn$
+      LANGUAGE plpgsql${genericPlans ? ' SET plan_cache_mode = force_generic_plan SET enable_seqscan = off' : ''} AS $fn$
       DECLARE
         n int := coalesce(array_length(p_streams, 1), 0);
         k_streams text[];

@@ -7,7 +7,7 @@ export const schemaOf = (runner: QueryRunner): string => {
   return schema;
 };
 
-/** `append_batch`'s parameters and result (migrations 0002, 0003 and 0004 define its body). */
+/** `append_batch`'s parameters and result (migrations 0002–0005 define its body). */
 export const APPEND_BATCH_SIGNATURE = `(
         p_streams text[], p_expected int[], p_counts int[],
         p_ids uuid[], p_types text[], p_versions int[], p_data jsonb[], p_correlation text[],
