@@ -30,9 +30,9 @@ export interface OutboxRelayOptions {
   readonly pollIntervalMs?: number;
   /**
    * How long published rows may wait for their DELETE, in ms, so that one DELETE takes the rows of
-   * many rounds: at a steady trickle each round publishes a row or two, and a DELETE per round cost
-   * as much as the rest of the round (every statement is two loopback sends, ~0.25 ms of CPU each on
-   * our VMs: bench/eventing). A round's worth (`batchSize`) is deleted at once. Default 50.
+   * many rounds: at a steady trickle each round publishes a row or two, and a DELETE per round was a
+   * statement per round besides the read (bench/eventing at 1,000 events/s: 1,752 DELETEs for 6,000
+   * events; gathered, 188). A round's worth (`batchSize`) is deleted at once. Default 50.
    */
   readonly deleteDelayMs?: number;
   /** How long to wait for JetStream's acknowledgement of one publish, in ms. Default 5000. */

@@ -121,11 +121,12 @@ export class Database {
    * Runs `fn` in one transaction; commits if it resolves, rolls back if it throws. READ COMMITTED
    * (the server's default) unless `isolation` says otherwise.
    *
-   * Straight on a pooled `pg` connection, not through a TypeORM query runner (whose per-call
-   * bookkeeping cost ~0.15 ms of CPU per transaction), and with as few round trips as the work
-   * allows: on this machine every one costs two loopback sends at ~0.1 ms of CPU each (bench/eventing).
-   * So BEGIN travels with the transaction's first statement when that statement has no parameters,
-   * and `commitWith` (statements without parameters, values inlined with `sqlLiteral`) with COMMIT.
+   * Straight on a pooled `pg` connection, not through a TypeORM query runner (whose bookkeeping
+   * measured ~0.15 ms of CPU per transaction), and with as few round trips as the work allows: a
+   * round trip's sends and wake-ups are most of what a trickle of events costs on our VMs
+   * (bench/eventing, libs/eventing/README.md). So BEGIN travels with the transaction's first
+   * statement when that statement has no parameters, and `commitWith` (statements without
+   * parameters, values inlined with `sqlLiteral`) with COMMIT.
    */
   async transaction<T>(fn: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     const client = await this.pool().connect();
