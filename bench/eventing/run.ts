@@ -20,9 +20,10 @@
  * commits in flight; default: the event store's).
  */
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { cpuMsByCommand } from '../support/proc-cpu';
 
 const { values } = parseArgs({
   options: {
@@ -52,38 +53,13 @@ interface PhaseResult {
   natsCpuMs?: number;
 }
 
-/** Clock ticks per second of /proc's CPU times (`getconf CLK_TCK`; 100 on Linux as built). */
-const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-
 /**
- * CPU ms used so far by the processes named `postgres` and `nats-server` on this machine, from
- * /proc (Linux): each one's own time plus its reaped children's, which keeps the time of Postgres
- * backends that exited during a phase (the postmaster reaps them). Zero where they run elsewhere.
+ * CPU ms used so far by Postgres's and NATS's processes on this machine, reaped Postgres backends
+ * included (a phase's connections close before its end). Zero where they run elsewhere.
  */
 const serverCpuMs = (): { postgres: number; nats: number } => {
-  const total = { postgres: 0, nats: 0 };
-  let pids: string[];
-  try {
-    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
-  } catch {
-    return total; // not Linux
-  }
-  for (const pid of pids) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    } catch {
-      continue; // exited meanwhile
-    }
-    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const key = comm === 'postgres' ? 'postgres' : comm === 'nats-server' ? 'nats' : undefined;
-    if (key === undefined) continue;
-    // Fields after the command: state is field 3, utime..cstime are fields 14..17.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
-    total[key] += (ticks * 1000) / CLK_TCK;
-  }
-  return total;
+  const cpu = cpuMsByCommand(['postgres', 'nats-server'], { reaped: true });
+  return { postgres: cpu.get('postgres')!, nats: cpu.get('nats-server')! };
 };
 
 const runPhase = (phase: string): PhaseResult => {

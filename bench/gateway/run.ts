@@ -26,7 +26,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -42,6 +42,7 @@ import {
 import { connectNats, type NatsHandle } from '@gpunet/eventing';
 import { REPO_ROOT, TestProcess, tsxArgv, tsxEnv } from '@gpunet/netns-testbed';
 import pg from 'pg';
+import { cpuMsByCommand } from '../support/proc-cpu';
 import type { LoadConfig, LoadResult } from './load';
 
 const { values } = parseArgs({
@@ -103,21 +104,7 @@ const cpuSeconds = (pid: number): number => {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 };
 /** CPU seconds of every `postgres` process on this machine (the server is shared by the whole run). */
-const postgresCpuSeconds = (): number => {
-  let total = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^[0-9]+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) / 100;
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return total;
-};
+const postgresCpuSeconds = (): number => cpuMsByCommand(['postgres']).get('postgres')! / 1000;
 
 let configs = 0;
 const runLoad = (config: LoadConfig): Promise<LoadResult> => {
