@@ -59,6 +59,8 @@ export const runAppendBatch = async (
       events.map((e) => e.subject),
       events.map((e) => (e.trace ? JSON.stringify(e.trace) : null)),
     ],
+    // Prepared once per pooled connection, in a caller's transaction as in the group commit.
+    'gpunet_append_batch',
   );
   // The rows of each append, in one pass (a call carries up to `maxBatch` appends).
   const byAppend = appends.map((): Row[] => []);

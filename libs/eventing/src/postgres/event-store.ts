@@ -69,13 +69,12 @@ export class PostgresEventStore {
     batching: AppendBatcherOptions = {},
   ) {
     this.notifier = new OutboxNotifier(db, `${db.schema}_outbox`);
-    // Single statements outside a transaction, each committing when it returns; the group commit's
-    // call goes straight to the pool as a prepared statement (`Database.read`): no TypeORM query
-    // runner per call, no parse and plan per call.
+    // Single statements outside a transaction, each committing when it returns, straight on the
+    // pool (`Database.read`): no TypeORM query runner per call.
     const groupCommit: Tx = {
       schema: db.schema,
       manager: db.dataSource.manager,
-      query: (sql, params) => db.read(sql, params, 'gpunet_append_batch'),
+      query: (sql, params, statement) => db.read(sql, params, statement),
       execute: (sql, params) => db.execute(sql, params),
       onCommit: (fn) => fn(),
     };
