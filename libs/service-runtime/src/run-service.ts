@@ -11,6 +11,7 @@ import {
 } from '@gpunet/telemetry';
 import { type DynamicModule, type INestApplicationContext, Module, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { InvalidConfigError } from './config';
 import { NestPinoLogger } from './nest-logger';
 
 /** Injection token of the running service's `ServiceContext`. */
@@ -54,6 +55,20 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+/** The levels `LOG_LEVEL` may name, lowest first. */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
+
+/** `LOG_LEVEL`, one of `LOG_LEVELS` (unset: undefined); anything else refuses to start, naming it. */
+const logLevelOf = (service: string, value: string | undefined): (typeof LOG_LEVELS)[number] | undefined => {
+  if (value === undefined || value.trim() === '') return undefined;
+  const level = LOG_LEVELS.find((l) => l === value.trim().toLowerCase());
+  if (level === undefined)
+    throw new InvalidConfigError(service, [
+      { path: 'LOG_LEVEL', message: `must be one of ${LOG_LEVELS.join(', ')}, not ${JSON.stringify(value)}` },
+    ]);
+  return level;
+};
+
 /**
  * Boots a gpunet service: telemetry, JSON logger, metrics registry and endpoint, the Nest
  * application with lifecycle hooks, and a graceful shutdown on SIGTERM/SIGINT. A service's
@@ -61,13 +76,29 @@ export interface RunningService {
  */
 export const runService = async (options: RunServiceOptions): Promise<RunningService> => {
   const env = options.env ?? process.env;
+  // A logger passed in (tests) gets LOG_LEVEL only when it is set.
+  const loggerFor = (level: (typeof LOG_LEVELS)[number] | undefined): Logger =>
+    options.logger
+      ? level === undefined
+        ? options.logger
+        : options.logger.child({}, { level })
+      : createLogger({
+          service: options.name,
+          level: level ?? 'info',
+          ...(options.version ? { version: options.version } : {}),
+        });
+  let level: (typeof LOG_LEVELS)[number] | undefined;
+  try {
+    level = logLevelOf(options.name, env['LOG_LEVEL']);
+  } catch (error) {
+    loggerFor(undefined).fatal({ err: error }, `${options.name} failed to start`);
+    throw error;
+  }
   const telemetry = initTelemetry({
     serviceName: options.name,
     ...(options.version ? { serviceVersion: options.version } : {}),
   });
-  const logger =
-    options.logger ??
-    createLogger({ service: options.name, ...(options.version ? { version: options.version } : {}) });
+  const logger = loggerFor(level);
   const metrics = createMetricsRegistry({ service: options.name });
   const context: ServiceContext = { name: options.name, logger, metrics, telemetry };
 

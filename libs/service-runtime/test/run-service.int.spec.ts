@@ -27,6 +27,7 @@ class Worker implements OnApplicationBootstrap {
     });
     started.inc();
     this.context.logger.info('worker ready');
+    this.context.logger.debug('worker details');
   }
 }
 
@@ -72,16 +73,34 @@ describe('runService', () => {
     expect(lines.some((l) => l['level'] === 60 || l['level'] === 'fatal')).toBe(true);
   });
 
+  /** Boots the probe module with this environment, logging into memory. */
+  const bootProbe = (env: Record<string, string>) => {
+    const { lines, logger } = memoryLogger();
+    return {
+      lines,
+      started: runService({ name: 'probe', module: () => ProbeModule, handleSignals: false, logger, env }),
+    };
+  };
+
   it('refuses a bad METRICS_PORT with the variable named', async () => {
-    const { logger } = memoryLogger();
-    await expect(
-      runService({
-        name: 'probe',
-        module: () => ProbeModule,
-        handleSignals: false,
-        logger,
-        env: { METRICS_PORT: 'abc' },
-      }),
-    ).rejects.toThrow(/METRICS_PORT/);
+    await expect(bootProbe({ METRICS_PORT: 'abc' }).started).rejects.toThrow(/METRICS_PORT/);
+  });
+
+  it('LOG_LEVEL sets the lowest level written; a bad one is refused with the variable named', async () => {
+    const written = async (level: string) => {
+      const { lines, started } = bootProbe({ LOG_LEVEL: level });
+      await (await started).close();
+      return lines.map((l) => l['msg']);
+    };
+    expect(await written('debug')).toEqual(expect.arrayContaining(['worker ready', 'worker details']));
+    const warn = await written('WARN');
+    expect(warn).not.toContain('worker ready');
+    expect(warn).not.toContain('worker details');
+
+    const { lines, started } = bootProbe({ LOG_LEVEL: 'loud' });
+    await expect(started).rejects.toThrow(
+      /LOG_LEVEL: must be one of trace, debug, info, warn, error, fatal, not "loud"/,
+    );
+    expect(lines.some((l) => l['level'] === 'fatal' || l['level'] === 60)).toBe(true);
   });
 });
