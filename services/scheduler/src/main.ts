@@ -11,6 +11,9 @@ runService({
       config,
       metrics,
       onError: (error, context) => logger.error({ err: error }, context),
+      // Why a job waits, which round reserved what, what was declined: one line per decision.
+      onDecision: ({ jobId, decision, fields }) =>
+        logger.info({ jobId, decision, ...fields }, `job ${decision}`),
     }),
 }).catch(() => {
   // runService has logged the failure.

@@ -8,7 +8,12 @@ import { JobUnschedulable } from '@gpunet/contracts';
 import { parseEnsembleSpecOrThrow } from '@gpunet/ensemble-spec';
 import { EventCollector, FakeClock, waitFor } from '@gpunet/testing';
 import { describe, expect, it } from 'vitest';
-import { PlacementEngine, type PlacementPorts, type ReserveRequest } from '../src/app/placement.engine';
+import {
+  type PlacementDecision,
+  PlacementEngine,
+  type PlacementPorts,
+  type ReserveRequest,
+} from '../src/app/placement.engine';
 import { candidate, edgeId, fundedJob } from './support/fixtures';
 
 type Behaviour = 'accept' | 'decline' | 'silent';
@@ -152,6 +157,38 @@ describe('placement engine', () => {
     w.setOffered([A, B]);
     engine.capacityChanged();
     await w.emitted.waitFor((e) => e.type === 'job.placed', { timeoutMs: 5_000 });
+  });
+
+  it('every decision is told with the fields a log line needs: why it waits, who declined, who is left out', async () => {
+    const clock = new FakeClock('2030-01-01T00:00:00Z');
+    const w = world({ [A]: 'accept', [B]: 'decline', [C]: 'accept' });
+    w.setOffered([A]);
+    const decisions: PlacementDecision[] = [];
+    let n = 0;
+    const engine = new PlacementEngine({
+      ports: w.ports,
+      clock,
+      newId: () => `round-${++n}`,
+      onDecision: (d) => decisions.push(d),
+    });
+    engine.submit(fundedJob({ gpus: 4 }));
+    await waitFor(() => engine.status('job-1')?.status === 'waiting', { timeoutMs: 2_000 });
+    w.setOffered([A, B]);
+    engine.capacityChanged();
+    await waitFor(() => decisions.some((d) => d.decision === 'RoundAborted'), { timeoutMs: 2_000 });
+    w.setOffered([A, B, C]);
+    engine.capacityChanged();
+    await w.emitted.waitFor((e) => e.type === 'job.placed', { timeoutMs: 5_000 });
+
+    expect(decisions.every((d) => d.jobId === 'job-1')).toBe(true);
+    const of = (decision: string) => decisions.filter((d) => d.decision === decision).map((d) => d.fields);
+    expect(of('Queued')[0]).toEqual({ attempt: 1, reason: null });
+    expect(of('WaitingForCapacity')[0]?.['reason']).toMatch(/GPU/);
+    expect(of('RoundStarted')[0]).toMatchObject({ roundId: 'round-1', attempt: 1, gpus: 4 });
+    expect([...(of('RoundStarted')[0]?.['providers'] as string[])].sort()).toEqual([A, B]);
+    expect(of('ReservationDeclined')[0]).toMatchObject({ roundId: 'round-1', providerId: B });
+    expect(of('RoundAborted')[0]).toMatchObject({ roundId: 'round-1', cause: 'declined', excluded: [B] });
+    expect(of('Placed')).toEqual([{ roundId: 'round-2' }]);
   });
 
   it('no GPU on offer fits → job.queued with the core’s sentence, waiting for capacity', async () => {

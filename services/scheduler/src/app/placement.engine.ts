@@ -75,7 +75,63 @@ export interface PlacementEngineOptions {
   /** Attempts to send one release before giving up (the edge's hold lapses at `holdUntil` anyway). */
   readonly releaseAttempts?: number;
   readonly onError?: (error: unknown, context: string) => void;
+  /**
+   * Told every decision as it is made (queued, waiting and why, a round started or aborted, placed,
+   * unschedulable, cancelled): the service logs them, so that a job that waits says why.
+   */
+  readonly onDecision?: (decision: PlacementDecision) => void;
 }
+
+/** One decision of the engine about one job, in words and fields for a log line. */
+export interface PlacementDecision {
+  readonly jobId: string;
+  readonly decision: JobPlacementEvent['type'];
+  readonly fields: Readonly<Record<string, unknown>>;
+}
+
+/** The fields of a decision worth a log line (never a whole placement: GPUs are counted). */
+export const decisionFields = (event: JobPlacementEvent): Readonly<Record<string, unknown>> => {
+  switch (event.type) {
+    case 'Queued':
+      return { attempt: event.data.attempt, reason: event.data.reason };
+    case 'WaitingForCapacity':
+      return { reason: event.data.message };
+    case 'RoundStarted':
+      return {
+        roundId: event.data.roundId,
+        attempt: event.data.attempt,
+        providers: [...new Set(event.data.allocations.flatMap((a) => a.nodes.map((n) => n.providerId)))],
+        gpus: event.data.allocations.reduce(
+          (sum, a) => sum + a.nodes.reduce((s, n) => s + n.gpuUuids.length, 0),
+          0,
+        ),
+      };
+    case 'ReservationAccepted':
+      return { roundId: event.data.roundId, reservationId: event.data.reservationId };
+    case 'ReservationDeclined':
+      return {
+        roundId: event.data.roundId,
+        providerId: event.data.providerId,
+        reasons: event.data.reasons,
+      };
+    case 'RoundAborted':
+      return {
+        roundId: event.data.roundId,
+        cause: event.data.cause,
+        reason: event.data.reason,
+        excluded: event.data.exclude,
+      };
+    case 'Placed':
+      return { roundId: event.data.roundId };
+    case 'Unschedulable':
+      return { code: event.data.code, reason: event.data.message };
+    case 'LateReservationReleased':
+      return { roundId: event.data.roundId, reservationId: event.data.release.reservationId };
+    case 'WaitExpired':
+    case 'Cancelled':
+      return {};
+  }
+};
 
 interface JobEntry {
   readonly job: FundedJob;
@@ -189,6 +245,7 @@ export class PlacementEngine {
     for (const event of events) {
       entry.state = this.decider.evolve(entry.state, event);
       this.carryOut(entry, event);
+      this.options.onDecision?.({ jobId, decision: event.type, fields: decisionFields(event) });
     }
   }
 

@@ -42,7 +42,12 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { Client } from 'pg';
 import { natsPorts } from '../infra/nats.ports';
 import { schedulerMigrations } from '../infra/scheduler.migrations';
-import { PlacementEngine, type PlacementPorts, type SchedulerClock } from './placement.engine';
+import {
+  type PlacementDecision,
+  PlacementEngine,
+  type PlacementPorts,
+  type SchedulerClock,
+} from './placement.engine';
 import type { SchedulerConfig } from './scheduler.config';
 
 /** Injection token of the running scheduler. */
@@ -54,6 +59,8 @@ export interface SchedulerModuleOptions {
   readonly clock?: SchedulerClock;
   readonly metrics: Registry;
   readonly onError?: (error: unknown, context: string) => void;
+  /** Every placement decision (`PlacementEngine`'s `onDecision`): the service logs them. */
+  readonly onDecision?: (decision: PlacementDecision) => void;
   /** Replaces the NATS/event-store ports (tests). */
   readonly ports?: (defaults: PlacementPorts) => PlacementPorts;
 }
@@ -160,6 +167,7 @@ export class SchedulerRuntime {
       maxAttempts: config.maxAttempts,
       ...(config.maxWaitMs === undefined ? {} : { maxWaitMs: config.maxWaitMs }),
       onError,
+      ...(options.onDecision ? { onDecision: options.onDecision } : {}),
     });
     const common = { registry, db, ...nats, prefix: config.prefix, metrics: pipeline, onError };
     const consumers = [
