@@ -191,6 +191,46 @@ describe('placement engine', () => {
     expect(of('Placed')).toEqual([{ roundId: 'round-2' }]);
   });
 
+  it('discovery fails to answer → tried again after a backoff (doubling), with no capacity event', async () => {
+    const clock = new FakeClock('2030-01-01T00:00:00Z');
+    const w = world({ [A]: 'accept', [B]: 'accept' });
+    let failures = 2;
+    const asked: number[] = [];
+    const errors: string[] = [];
+    const engine = new PlacementEngine({
+      ports: {
+        ...w.ports,
+        findCandidates: (query, exclude) => {
+          asked.push(clock.now().getTime());
+          if (failures-- > 0) return Promise.reject(new Error('discovery did not answer'));
+          return w.ports.findCandidates(query, exclude);
+        },
+      },
+      clock,
+      newId: () => 'round-1',
+      errorRetryMs: 1_000,
+      onError: (e, context) => errors.push(`${context}: ${String(e)}`),
+    });
+    engine.submit(fundedJob({ gpus: 4 }));
+    await waitFor(() => errors.length === 1, { timeoutMs: 2_000, description: 'the first error' });
+    clock.advance(999);
+    await Promise.resolve();
+    expect(asked).toHaveLength(1);
+    clock.advance(1);
+    await waitFor(() => errors.length === 2, { timeoutMs: 2_000, description: 'the second error' });
+    clock.advance(1_999); // the second wait is twice the first
+    await Promise.resolve();
+    expect(asked).toHaveLength(2);
+    clock.advance(1);
+    await w.emitted.waitFor((e) => e.type === 'job.placed', { timeoutMs: 5_000 });
+    const t0 = Date.parse('2030-01-01T00:00:00Z');
+    expect(asked).toEqual([t0, t0 + 1_000, t0 + 3_000]);
+    expect(errors).toEqual([
+      'schedule job-1: Error: discovery did not answer',
+      'schedule job-1: Error: discovery did not answer',
+    ]);
+  });
+
   it('no GPU on offer fits → job.queued with the core’s sentence, waiting for capacity', async () => {
     const clock = new FakeClock('2030-01-01T00:00:00Z');
     const w = world({ [A]: 'accept' });

@@ -74,6 +74,11 @@ export interface PlacementEngineOptions {
   readonly maxWaitMs?: number;
   /** Attempts to send one release before giving up (the edge's hold lapses at `holdUntil` anyway). */
   readonly releaseAttempts?: number;
+  /**
+   * After an attempt that failed with an error (discovery did not answer, …), the job tries again
+   * this long later, doubling per consecutive error up to a minute. Default 2 s.
+   */
+  readonly errorRetryMs?: number;
   readonly onError?: (error: unknown, context: string) => void;
   /**
    * Told every decision as it is made (queued, waiting and why, a round started or aborted, placed,
@@ -133,6 +138,9 @@ export const decisionFields = (event: JobPlacementEvent): Readonly<Record<string
   }
 };
 
+/** The longest wait before a job whose attempts keep failing with errors tries again. */
+const MAX_ERROR_RETRY_MS = 60_000;
+
 interface JobEntry {
   readonly job: FundedJob;
   readonly plan: PlanResult;
@@ -144,7 +152,8 @@ interface JobEntry {
  * candidates (leaving out providers that declined or stayed silent before), runs the placement core,
  * then reserves on every chosen edge concurrently with a deadline. The decider turns answers into
  * placed / released-and-requeued / unschedulable; this class only carries out its events. Jobs the
- * core cannot place now are parked until a capacity event (`capacityChanged`), never polled.
+ * core cannot place now are parked until a capacity event (`capacityChanged`), never polled; a job
+ * whose attempt failed with an error tries again after a backoff.
  */
 export class PlacementEngine {
   private readonly jobs = new Map<string, JobEntry>();
@@ -163,6 +172,9 @@ export class PlacementEngine {
   private readonly holdMs: number;
   private readonly maxWaitMs: number;
   private readonly releaseAttempts: number;
+  private readonly errorRetryMs: number;
+  /** Consecutive attempts of a job that ended in an error (its backoff), until one does not. */
+  private readonly failedAttempts = new Map<string, number>();
   private readonly onError: (error: unknown, context: string) => void;
 
   constructor(private readonly options: PlacementEngineOptions) {
@@ -171,6 +183,7 @@ export class PlacementEngine {
     this.holdMs = options.holdMs ?? 300_000;
     this.maxWaitMs = options.maxWaitMs ?? 3_600_000;
     this.releaseAttempts = options.releaseAttempts ?? 3;
+    this.errorRetryMs = options.errorRetryMs ?? 2_000;
     this.onError = options.onError ?? (() => undefined);
   }
 
@@ -304,6 +317,7 @@ export class PlacementEngine {
       }
       case 'Unschedulable':
         this.queue = remove(this.queue, job.jobId);
+        this.failedAttempts.delete(job.jobId);
         this.emit(job.jobId, JobUnschedulable, {
           jobId: job.jobId,
           tenantId: job.tenantId,
@@ -322,6 +336,7 @@ export class PlacementEngine {
         return;
       case 'Cancelled':
         this.queue = remove(this.queue, job.jobId);
+        this.failedAttempts.delete(job.jobId);
         this.unhold(job.jobId);
         this.releaseAll(event.data.release, 'job cancelled');
         return;
@@ -367,21 +382,36 @@ export class PlacementEngine {
   private kick(): void {
     if (this.pumping || !this.active) return;
     this.pumping = true;
-    void this.pump().finally(() => {
-      this.pumping = false;
-    });
+    void this.pump();
   }
 
   private async pump(): Promise<void> {
-    for (let next = takeNext(this.queue); next && this.active; next = takeNext(this.queue)) {
-      this.queue = next.queue;
-      try {
-        await this.attempt(next.entry.jobId);
-      } catch (error) {
-        this.onError(error, `schedule ${next.entry.jobId}`);
-        // Try again on the next capacity event rather than spinning.
-        this.queue = park(enqueue(this.queue, next.entry.jobId, next.entry.tenantId), next.entry.jobId);
+    try {
+      for (let next = takeNext(this.queue); next && this.active; next = takeNext(this.queue)) {
+        this.queue = next.queue;
+        const { jobId, tenantId } = next.entry;
+        try {
+          await this.attempt(jobId);
+          this.failedAttempts.delete(jobId);
+        } catch (error) {
+          this.onError(error, `schedule ${jobId}`);
+          // An error (discovery did not answer, …) says nothing about capacity: parked, and ready
+          // again after a backoff (or at the next capacity event, if that comes first).
+          const failures = (this.failedAttempts.get(jobId) ?? 0) + 1;
+          this.failedAttempts.set(jobId, failures);
+          this.queue = park(enqueue(this.queue, jobId, tenantId), jobId);
+          this.options.clock.setTimeout(
+            () => {
+              this.queue = markReady(this.queue, [jobId]);
+              this.kick();
+            },
+            Math.min(this.errorRetryMs * 2 ** (failures - 1), MAX_ERROR_RETRY_MS),
+          );
+        }
       }
+    } finally {
+      // In the same turn as the last `takeNext`: a capacity event just after it kicks a new pump.
+      this.pumping = false;
     }
   }
 
