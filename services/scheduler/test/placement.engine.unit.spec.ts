@@ -82,6 +82,17 @@ const engineFor = (w: ReturnType<typeof world>, clock: FakeClock, maxWaitMs?: nu
   });
 };
 
+/** Counts the engine's candidate queries (asked, and answered) from now on. */
+const countLooks = (ports: PlacementPorts) => {
+  const looks = { asked: 0, answered: 0 };
+  const find = ports.findCandidates.bind(ports);
+  ports.findCandidates = (query, exclude) => {
+    looks.asked++;
+    return find(query, exclude).finally(() => looks.answered++);
+  };
+  return looks;
+};
+
 const GiB = 1024 ** 3;
 /** A normalized spec of GPU allocations (YAML under `allocations:`). */
 const specOf = (allocations: string) =>
@@ -189,6 +200,52 @@ describe('placement engine', () => {
     expect(of('ReservationDeclined')[0]).toMatchObject({ roundId: 'round-1', providerId: B });
     expect(of('RoundAborted')[0]).toMatchObject({ roundId: 'round-1', cause: 'declined', excluded: [B] });
     expect(of('Placed')).toEqual([{ roundId: 'round-2' }]);
+  });
+
+  it('discovery still shows the GPUs taken at the capacity event → placed at the second look, capacitySettleMs later', async () => {
+    const clock = new FakeClock('2030-01-01T00:00:00Z');
+    const w = world({ [A]: 'accept', [B]: 'accept' });
+    w.setOffered([A]);
+    const engine = new PlacementEngine({
+      ports: w.ports,
+      clock,
+      newId: () => 'round-1',
+      capacitySettleMs: 1_000,
+    });
+    engine.submit(fundedJob({ gpus: 4 }));
+    await waitFor(() => engine.status('job-1')?.status === 'waiting', { timeoutMs: 2_000 });
+    const looks = countLooks(w.ports);
+    engine.capacityChanged(); // B's reservation went, but discovery's index has not caught up
+    await waitFor(() => looks.answered === 1, { timeoutMs: 2_000, description: 'the first look answered' });
+    w.setOffered([A, B]); // discovery caught up; no event says so
+    clock.advance(999);
+    expect(looks.asked).toBe(1);
+    clock.advance(1);
+    await w.emitted.waitFor((e) => e.type === 'job.placed', { timeoutMs: 5_000 });
+    expect(looks.asked).toBe(2);
+  });
+
+  it('a burst of capacity events arms one second look, which does not arm another', async () => {
+    const clock = new FakeClock('2030-01-01T00:00:00Z');
+    const w = world({ [A]: 'accept', [B]: 'accept' });
+    w.setOffered([A]); // never enough
+    const engine = new PlacementEngine({
+      ports: w.ports,
+      clock,
+      newId: () => 'round-1',
+      capacitySettleMs: 1_000,
+    });
+    engine.submit(fundedJob({ gpus: 4 }));
+    await waitFor(() => engine.status('job-1')?.status === 'waiting', { timeoutMs: 2_000 });
+    const looks = countLooks(w.ports);
+    engine.capacityChanged();
+    engine.capacityChanged(); // while the first look runs: looked at again once it ends
+    await waitFor(() => looks.answered === 2, { timeoutMs: 2_000, description: 'two looks answered' });
+    clock.advance(1_000);
+    await waitFor(() => looks.answered === 3, { timeoutMs: 2_000, description: 'the second look' });
+    clock.advance(60_000);
+    expect(looks.asked).toBe(3);
+    expect(engine.status('job-1')?.status).toBe('waiting');
   });
 
   it('discovery fails to answer → tried again after a backoff (doubling), with no capacity event', async () => {

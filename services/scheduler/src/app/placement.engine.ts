@@ -79,6 +79,13 @@ export interface PlacementEngineOptions {
    * this long later, doubling per consecutive error up to a minute. Default 2 s.
    */
   readonly errorRetryMs?: number;
+  /**
+   * Parked jobs try again at a capacity event and once more this long after it. The event comes
+   * from discovery's stream, but candidates from discovery's in-memory index, which a replica
+   * refreshes after its commit, independently: an attempt right after the event can still see the
+   * GPUs taken. Default 1 s.
+   */
+  readonly capacitySettleMs?: number;
   readonly onError?: (error: unknown, context: string) => void;
   /**
    * Told every decision as it is made (queued, waiting and why, a round started or aborted, placed,
@@ -152,8 +159,8 @@ interface JobEntry {
  * candidates (leaving out providers that declined or stayed silent before), runs the placement core,
  * then reserves on every chosen edge concurrently with a deadline. The decider turns answers into
  * placed / released-and-requeued / unschedulable; this class only carries out its events. Jobs the
- * core cannot place now are parked until a capacity event (`capacityChanged`), never polled; a job
- * whose attempt failed with an error tries again after a backoff.
+ * core cannot place now are parked until a capacity event (`capacityChanged`, and once more shortly
+ * after it), never polled; a job whose attempt failed with an error tries again after a backoff.
  */
 export class PlacementEngine {
   private readonly jobs = new Map<string, JobEntry>();
@@ -173,6 +180,9 @@ export class PlacementEngine {
   private readonly maxWaitMs: number;
   private readonly releaseAttempts: number;
   private readonly errorRetryMs: number;
+  private readonly capacitySettleMs: number;
+  /** A second wake-up after capacity events is armed. */
+  private settling = false;
   /** Consecutive attempts of a job that ended in an error (its backoff), until one does not. */
   private readonly failedAttempts = new Map<string, number>();
   private readonly onError: (error: unknown, context: string) => void;
@@ -184,6 +194,7 @@ export class PlacementEngine {
     this.maxWaitMs = options.maxWaitMs ?? 3_600_000;
     this.releaseAttempts = options.releaseAttempts ?? 3;
     this.errorRetryMs = options.errorRetryMs ?? 2_000;
+    this.capacitySettleMs = options.capacitySettleMs ?? 1_000;
     this.onError = options.onError ?? (() => undefined);
   }
 
@@ -204,8 +215,21 @@ export class PlacementEngine {
     );
   }
 
-  /** Capacity appeared somewhere (`provider.online`, reservations released …): parked jobs try again. */
+  /**
+   * Capacity appeared somewhere (`provider.online`, reservations released …): parked jobs try again,
+   * at once and once more `capacitySettleMs` later (one timer for a burst of events).
+   */
   capacityChanged(): void {
+    this.wakeParked();
+    if (this.settling) return;
+    this.settling = true;
+    this.options.clock.setTimeout(() => {
+      this.settling = false;
+      this.wakeParked();
+    }, this.capacitySettleMs);
+  }
+
+  private wakeParked(): void {
     this.capacityEpoch++;
     this.queue = markReady(this.queue);
     this.kick();
