@@ -1,4 +1,10 @@
-import { type PayloadOf, type JobCompleted, type JobPlaced, JobStatementQuery } from '@gpunet/contracts';
+import {
+  type Envelope,
+  type PayloadOf,
+  type JobCompleted,
+  type JobPlaced,
+  JobStatementQuery,
+} from '@gpunet/contracts';
 import { askQuery } from '@gpunet/eventing';
 import { parseEnsembleSpec } from '@gpunet/ensemble-spec';
 import { type Netns, requireTestbed, Testbed } from '@gpunet/netns-testbed';
@@ -86,19 +92,39 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
     await c?.close();
   }, 120_000);
 
-  const explain = (jobId: string): string =>
-    [
-      JSON.stringify(
-        c.events.items
-          .filter(
-            (e) => (e.data as { jobId?: string }).jobId === jobId && !e.type.startsWith('edge.rank-log'),
-          )
-          .map((e) => [e.type, e.data]),
-      ).slice(0, 6000),
-      ...[c.cluster.service('execution'), c.cluster.service('scheduler'), ...edges.map((e) => e.process)].map(
-        (p) => `--- ${p.name}\n${p.output.split('\n').slice(-20).join('\n')}`,
-      ),
+  /**
+   * Where a job stands, for a failed expectation: its events one per line (a spec is left out), the
+   * last capacity events (what the scheduler was woken by) and the last lines of the services.
+   */
+  const explain = (jobId: string): string => {
+    const line = (e: Envelope) => {
+      const { spec: _spec, ...data } = e.data as { spec?: unknown };
+      return `${e.occurredAt} ${e.type} ${JSON.stringify(data).slice(0, 600)}`;
+    };
+    return [
+      '--- events of the job',
+      ...c.events.items
+        .filter(
+          (e) =>
+            (e.data as { jobId?: string }).jobId === jobId &&
+            // The ranks' output and their once-a-second status are the edges' to tell.
+            e.type !== 'edge.rank-log' &&
+            e.type !== 'edge.rank-status',
+        )
+        .map(line),
+      '--- the last capacity events',
+      ...c.events.items
+        .filter((e) => e.type.startsWith('provider.'))
+        .slice(-8)
+        .map(line),
+      ...[
+        c.cluster.service('execution'),
+        c.cluster.service('scheduler'),
+        c.cluster.service('discovery'),
+        ...edges.map((e) => e.process),
+      ].map((p) => `--- ${p.name}\n${p.output.split('\n').slice(-20).join('\n')}`),
     ].join('\n');
+  };
 
   /** The spec with a longer training run (so that a rank or a service can be killed mid-run). */
   const longSpec = () => {
