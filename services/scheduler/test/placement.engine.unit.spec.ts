@@ -202,7 +202,8 @@ describe('placement engine', () => {
     expect(of('Placed')).toEqual([{ roundId: 'round-2' }]);
   });
 
-  it('discovery still shows the GPUs taken at the capacity event → placed at the second look, capacitySettleMs later', async () => {
+  /** A 4-GPU job waiting: discovery offers A's 2 GPUs only; the candidate queries counted from then on. */
+  const waitingForB = async () => {
     const clock = new FakeClock('2030-01-01T00:00:00Z');
     const w = world({ [A]: 'accept', [B]: 'accept' });
     w.setOffered([A]);
@@ -214,7 +215,11 @@ describe('placement engine', () => {
     });
     engine.submit(fundedJob({ gpus: 4 }));
     await waitFor(() => engine.status('job-1')?.status === 'waiting', { timeoutMs: 2_000 });
-    const looks = countLooks(w.ports);
+    return { clock, w, engine, looks: countLooks(w.ports) };
+  };
+
+  it('discovery still shows the GPUs taken at the capacity event → placed at the second look, capacitySettleMs later', async () => {
+    const { clock, w, engine, looks } = await waitingForB();
     engine.capacityChanged(); // B's reservation went, but discovery's index has not caught up
     await waitFor(() => looks.answered === 1, { timeoutMs: 2_000, description: 'the first look answered' });
     w.setOffered([A, B]); // discovery caught up; no event says so
@@ -226,18 +231,7 @@ describe('placement engine', () => {
   });
 
   it('a burst of capacity events arms one second look, which does not arm another', async () => {
-    const clock = new FakeClock('2030-01-01T00:00:00Z');
-    const w = world({ [A]: 'accept', [B]: 'accept' });
-    w.setOffered([A]); // never enough
-    const engine = new PlacementEngine({
-      ports: w.ports,
-      clock,
-      newId: () => 'round-1',
-      capacitySettleMs: 1_000,
-    });
-    engine.submit(fundedJob({ gpus: 4 }));
-    await waitFor(() => engine.status('job-1')?.status === 'waiting', { timeoutMs: 2_000 });
-    const looks = countLooks(w.ports);
+    const { clock, engine, looks } = await waitingForB(); // discovery never offers B
     engine.capacityChanged();
     engine.capacityChanged(); // while the first look runs: looked at again once it ends
     await waitFor(() => looks.answered === 2, { timeoutMs: 2_000, description: 'two looks answered' });
