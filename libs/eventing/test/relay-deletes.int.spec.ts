@@ -155,4 +155,55 @@ describe('outbox relay deletes', () => {
     await relay.drain();
     expect(await outboxSize()).toBe(0);
   });
+
+  it('reads again at once only after a full batch or a commit: a round that found rows is not followed by an empty read', async () => {
+    const sends: string[] = [];
+    const sub = nats.nc.subscribe(CounterIncremented.subject(undefined, prefix), {
+      callback: (_error, msg) => {
+        sends.push(msg.headers?.get('Nats-Msg-Id') ?? '');
+      },
+    });
+    // The relay's reads of the outbox (its prepared statement), counted as they are sent.
+    let reads = 0;
+    const read = db.read.bind(db);
+    db.read = <R>(sql: string, params?: readonly unknown[], statement?: string) => {
+      if (statement === 'gpunet_outbox_relay_read') reads++;
+      return read<R>(sql, params, statement);
+    };
+    // No safety-net poll in this test's time: every read below is the relay's answer to a commit.
+    const relay = new OutboxRelay({
+      db,
+      js: nats.js,
+      channel: store.channel,
+      batchSize: 2,
+      pollIntervalMs: 600_000,
+      deleteDelayMs: 0,
+    });
+    try {
+      relay.start();
+      /** Appends, waits until published and deleted; returns the reads sent meanwhile. */
+      const readsFor = async (streamId: string, totals: number[]) => {
+        const before = reads;
+        const published = sends.length + totals.length;
+        await store.append(
+          streamId,
+          totals.map((total) => incremented(streamId, total)),
+          { expectedVersion: 'no_stream' },
+        );
+        await waitUntil(async () => sends.length === published || undefined, `${streamId} published`);
+        // The DELETE runs on a timer after the round: a read right after the round is sent before it.
+        await waitUntil(async () => (await outboxSize()) === 0 || undefined, 'the outbox to empty');
+        return reads - before;
+      };
+      // The first commit may meet the relay's start-up read: from then on the relay is idle.
+      await readsFor('counter-reads1', [1]);
+      expect(await readsFor('counter-reads2', [1])).toBe(1);
+      // Three rows in one commit, batches of two: a full read, then the rest, then nothing.
+      expect(await readsFor('counter-reads3', [1, 2, 3])).toBe(2);
+    } finally {
+      sub.unsubscribe();
+      await relay.stop();
+      db.read = read;
+    }
+  });
 });
