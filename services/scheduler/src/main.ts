@@ -11,9 +11,13 @@ runService({
       config,
       metrics,
       onError: (error, context) => logger.error({ err: error }, context),
-      // Why a job waits, which round reserved what, what was declined: one line per decision.
+      // Why a job waits, which round reserved what, what was declined: one line per decision; an
+      // accepted reservation (one per node of a round) only at debug.
       onDecision: ({ jobId, decision, fields }) =>
-        logger.info({ jobId, decision, ...fields }, `job ${decision}`),
+        logger[decision === 'ReservationAccepted' ? 'debug' : 'info'](
+          { jobId, decision, ...fields },
+          `job ${decision}`,
+        ),
     }),
 }).catch(() => {
   // runService has logged the failure.
