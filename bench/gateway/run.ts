@@ -42,7 +42,7 @@ import {
 import { connectNats, type NatsHandle } from '@gpunet/eventing';
 import { REPO_ROOT, TestProcess, tsxArgv, tsxEnv } from '@gpunet/netns-testbed';
 import pg from 'pg';
-import { cpuMsByCommand } from '../support/proc-cpu';
+import { cpuMsByCommand, cpuMsOfPid } from '../support/proc-cpu';
 import type { LoadConfig, LoadResult } from './load';
 
 const { values } = parseArgs({
@@ -97,12 +97,8 @@ const procStatus = (pid: number, field: string): number => {
     .find((l) => l.startsWith(`${field}:`));
   return line ? Number(line.split(/\s+/)[1]) / 1024 : 0; // kB → MB
 };
-/** utime + stime of a process in seconds (/proc/<pid>/stat, clock ticks of 10 ms). */
-const cpuSeconds = (pid: number): number => {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-};
+/** utime + stime of a process in seconds. */
+const cpuSeconds = (pid: number): number => cpuMsOfPid(pid) / 1000;
 /** CPU seconds of every `postgres` process on this machine (the server is shared by the whole run). */
 const postgresCpuSeconds = (): number => cpuMsByCommand(['postgres']).get('postgres')! / 1000;
 

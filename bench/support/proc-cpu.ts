@@ -35,10 +35,19 @@ export const cpuMsByCommand = (
     const command = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
     const sofar = total.get(command);
     if (sofar === undefined) continue;
-    // Fields after the command: state is field 3, utime and stime 14 and 15, cutime and cstime 16 and 17.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = (reaped ? [11, 12, 13, 14] : [11, 12]).reduce((sum, i) => sum + Number(fields[i]), 0);
-    total.set(command, sofar + (ticks * 1000) / CLK_TCK);
+    total.set(command, sofar + statCpuMs(stat, reaped));
   }
   return total;
+};
+
+/** CPU ms (user + system) used so far by process `pid`; throws when it does not exist. */
+export const cpuMsOfPid = (pid: number): number =>
+  statCpuMs(readFileSync(`/proc/${pid}/stat`, 'utf8'), false);
+
+/** The CPU ms in a `/proc/<pid>/stat` line, with its reaped children's when `reaped`. */
+const statCpuMs = (stat: string, reaped: boolean): number => {
+  // Fields after the command: state is field 3, utime and stime 14 and 15, cutime and cstime 16 and 17.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = (reaped ? [11, 12, 13, 14] : [11, 12]).reduce((sum, i) => sum + Number(fields[i]), 0);
+  return (ticks * 1000) / CLK_TCK;
 };
