@@ -38,8 +38,16 @@ const NATS_URL = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
 const [phase = 'raw', eventsArg = '20000', rateArg = '1000', secondsArg = '5', warmupArg = '1'] =
   process.argv.slice(2);
 const N = Number(eventsArg);
-/** Concurrent appenders (requests in flight in the producing service). */
-const WRITERS = Number(process.env['BENCH_WRITERS'] ?? '16');
+/**
+ * Messages the producing side keeps in flight, in every phase: raw JetStream's publishes awaiting
+ * their acknowledgement, the durable phases' appends awaiting their commit. A throughput is the
+ * most a system sustains, so both sides are offered the same load: with 16 appends in flight
+ * against 256 publishes the ratio compared the append's latency (16 / latency, Little's law) with
+ * JetStream's capacity (libs/eventing/README.md, 2 December 2026).
+ */
+const WINDOW = 256;
+/** Concurrent appenders: requests in flight in the producing service. Default: `WINDOW`. */
+const WRITERS = Number(process.env['BENCH_WRITERS'] ?? String(WINDOW));
 const prefix = process.env['BENCH_PREFIX'] ?? `bench_${randomBytes(4).toString('hex')}`;
 
 const BenchStream = defineStream({
@@ -166,12 +174,17 @@ const raw = async (): Promise<void> => {
   const started = now();
   const cpu = process.cpuUsage();
   consumer.go();
-  // The relay's publishing pattern: windows of pipelined publishes, each with a message id.
-  for (let i = 0; i < N; i += 256) {
-    await Promise.all(
-      bodies.slice(i, i + 256).map((b, j) => nats.js.publish(subject, b, { msgID: `${prefix}-${i + j}` })),
-    );
-  }
+  // `WINDOW` publishers, each publishing its next message once the last one was acknowledged: a
+  // sliding window of pipelined publishes, each with a message id, as the durable phases' writers.
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: WINDOW }, async () => {
+      while (next < N) {
+        const i = next++;
+        await nats.js.publish(subject, bodies[i], { msgID: `${prefix}-${i}` });
+      }
+    }),
+  );
   const cpuMs = cpuMsSince(cpu);
   const result = await consumer.result;
   const seconds = (result.lastAt - started) / 1000;
@@ -306,7 +319,8 @@ const pipeline = async (mode: Mode): Promise<void> => {
   const producer = await new Database({
     url: DATABASE_URL,
     schema: producerSchema,
-    poolSize: WRITERS + 4,
+    // Appends share a few connections through the group commit; the relay reads on one more.
+    poolSize: Math.min(WRITERS, 16) + 4,
   }).open();
   // The service default unless BENCH_APPEND_IN_FLIGHT (an experiment) says how many group commits.
   const inFlight = process.env['BENCH_APPEND_IN_FLIGHT'];

@@ -5,18 +5,23 @@
  *
  * Phases, each in its own child process so that each has its own peak RSS; in each, the producing
  * side and the consuming side are two processes, as two services are (phases.ts):
- *   raw        JetStream alone: pipelined publish of N messages + a pull consumer acking them; run
- *              first and again last, the ratios taken against the mean of the two.
- *   durable    append N events (BENCH_WRITERS concurrent writers, default 16, one event per append) → outbox relay →
- *              JetStream → durable consumer → projection commit, with a per-message handler (one prepared
- *              upsert per event); events/s from first append to last commit.
+ *   raw        JetStream alone: 256 publishers, each publishing its next message once JetStream
+ *              acknowledged its last (a sliding window of 256 in flight), + a pull consumer acking them;
+ *              run first and again last, the ratios taken against the mean of the two.
+ *   durable    append N events (256 concurrent writers, one event per append: the same load in
+ *              flight as raw's) → outbox relay → JetStream → durable consumer → projection commit,
+ *              with a per-message handler (one prepared upsert per event); events/s from first
+ *              append to last commit.
  *   durable-batch  the same with the projection's bulk path (`handleBatch`: one upsert per batch).
+ *   durable-batch, 16 writers  the same with 16 appends in flight, as a service with 16 requests
+ *              in flight would append: bounded by the append's latency, not by the machine; shown
+ *              beside the others, not a term of the ratio.
  *   latency    the durable pipeline at a fixed rate (default 1,000 events/s), with the batch handler:
  *              p50/p99 from when each append was due (open loop) to the projection's commit, over
  *              `--seconds` after `--warmup` seconds at the same rate that are not measured.
  * Prints a table, the CPU each process spent per event, and the ratios; writes
  * bench/eventing/results.json. Needs NATS and Postgres (NATS_URL, DATABASE_URL; defaults: the
- * local ones). Experiments: BENCH_WRITERS (concurrent appenders), BENCH_APPEND_IN_FLIGHT (group
+ * local ones). Experiments: BENCH_WRITERS (concurrent appenders of the durable phases), BENCH_APPEND_IN_FLIGHT (group
  * commits in flight; default: the event store's).
  */
 import { spawnSync } from 'node:child_process';
@@ -62,7 +67,8 @@ const serverCpuMs = (): { postgres: number; nats: number } => {
   return { postgres: cpu.get('postgres')!, nats: cpu.get('nats-server')! };
 };
 
-const runPhase = (phase: string): PhaseResult => {
+/** Runs `phase` in its own process; `label` names it in the tables, `env` adds to its environment. */
+const runPhase = (phase: string, label = phase, env: Record<string, string> = {}): PhaseResult => {
   const before = serverCpuMs();
   const child = spawnSync(
     process.execPath,
@@ -78,6 +84,7 @@ const runPhase = (phase: string): PhaseResult => {
     ],
     {
       cwd: resolve(import.meta.dirname, '../..'),
+      env: { ...process.env, ...env },
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],
       timeout: 300_000,
@@ -86,7 +93,7 @@ const runPhase = (phase: string): PhaseResult => {
   if (child.status !== 0) throw new Error(`phase ${phase} failed (exit ${child.status})`);
   const line = child.stdout.trim().split('\n').pop()!;
   const after = serverCpuMs();
-  const result = JSON.parse(line) as PhaseResult;
+  const result = { ...(JSON.parse(line) as PhaseResult), phase: label };
   return after.postgres + after.nats > 0
     ? {
         ...result,
@@ -102,8 +109,16 @@ const main = (): void => {
   // Raw JetStream is measured before and after the durable phases, and the ratios are taken
   // against the mean of the two: a raw run lasts ~2 s, so a neighbour's burst on these shared cores
   // moves one raw figure by a third or more (6,600 against 11,900 ev/s in two runs of one morning).
-  const results = ['raw', 'durable', 'durable-batch', 'latency', 'raw'].map(runPhase);
-  const [rawBefore, durable, durableBatch, latency, rawAfter] = results as [
+  const results = [
+    runPhase('raw'),
+    runPhase('durable'),
+    runPhase('durable-batch'),
+    runPhase('durable-batch', 'batch, 16 wr.', { BENCH_WRITERS: '16' }),
+    runPhase('latency'),
+    runPhase('raw'),
+  ];
+  const [rawBefore, durable, durableBatch, durableBatch16, latency, rawAfter] = results as [
+    PhaseResult,
     PhaseResult,
     PhaseResult,
     PhaseResult,
@@ -134,9 +149,13 @@ const main = (): void => {
   }
   const ratio = durable.eventsPerSecond / raw.eventsPerSecond;
   const batchRatio = durableBatch.eventsPerSecond / raw.eventsPerSecond;
+  const batch16Ratio = durableBatch16.eventsPerSecond / raw.eventsPerSecond;
   console.log(`\nraw JetStream: ${fmt(raw.eventsPerSecond, 0)} ev/s, the mean of the runs before and after`);
   console.log(
-    `durable / raw JetStream throughput: ${(ratio * 100).toFixed(1)}% per-message handler, ${(batchRatio * 100).toFixed(1)}% batch handler  (goal ≥ 25%)`,
+    `durable / raw JetStream throughput, 256 in flight each: ${(ratio * 100).toFixed(1)}% per-message handler, ${(batchRatio * 100).toFixed(1)}% batch handler  (goal ≥ 25%)`,
+  );
+  console.log(
+    `with 16 appends in flight (latency-bound, not the goal's measure): ${(batch16Ratio * 100).toFixed(1)}% batch handler`,
   );
   console.log(
     `p99 append → projection commit at ${values.rate} events/s: ${fmt(latency.p99Ms, 2)} ms  (goal < 50 ms)`,
@@ -150,6 +169,7 @@ const main = (): void => {
         rawMeanEventsPerSecond: raw.eventsPerSecond,
         ratio,
         batchRatio,
+        batch16Ratio,
       },
       null,
       2,
