@@ -21,8 +21,8 @@
  *              `--seconds` after `--warmup` seconds at the same rate that are not measured.
  * Prints a table, the CPU each process spent per event, and the ratios; writes
  * bench/eventing/results.json. Needs NATS and Postgres (NATS_URL, DATABASE_URL; defaults: the
- * local ones). Experiments: BENCH_WRITERS (concurrent appenders of the durable phases), BENCH_APPEND_IN_FLIGHT (group
- * commits in flight; default: the event store's).
+ * local ones). Experiments: BENCH_WRITERS (concurrent appenders of the durable phases),
+ * BENCH_APPEND_IN_FLIGHT (group commits in flight; default: the event store's).
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
