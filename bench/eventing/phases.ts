@@ -83,6 +83,23 @@ const payload = (i: number, dueAt: number): Progress => ({
   dueAt,
 });
 
+/**
+ * Runs `work(0)` … `work(count - 1)` with `concurrency` of them in flight: each of `concurrency`
+ * workers takes the next index once its last call resolved (a closed loop, a sliding window).
+ */
+const closedLoop = async (
+  concurrency: number,
+  count: number,
+  work: (i: number) => Promise<unknown>,
+): Promise<void> => {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) await work(next++);
+    }),
+  );
+};
+
 /** Milliseconds on a clock both processes share. */
 const now = (): number => performance.timeOrigin + performance.now();
 const percentile = (sorted: number[], p: number): number =>
@@ -176,15 +193,7 @@ const raw = async (): Promise<void> => {
   consumer.go();
   // `WINDOW` publishers, each publishing its next message once the last one was acknowledged: a
   // sliding window of pipelined publishes, each with a message id, as the durable phases' writers.
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: WINDOW }, async () => {
-      while (next < N) {
-        const i = next++;
-        await nats.js.publish(subject, bodies[i], { msgID: `${prefix}-${i}` });
-      }
-    }),
-  );
+  await closedLoop(WINDOW, N, (i) => nats.js.publish(subject, bodies[i], { msgID: `${prefix}-${i}` }));
   const cpuMs = cpuMsSince(cpu);
   const result = await consumer.result;
   const seconds = (result.lastAt - started) / 1000;
@@ -348,15 +357,8 @@ const pipeline = async (mode: Mode): Promise<void> => {
     const env = buildEnvelope(JobProgressed, payload(i, dueAt), { streamId: `job-${i}` });
     await store.append(`job-${i}`, [{ ...env, causationId: null }], { expectedVersion: 'no_stream' });
   };
-  /** `writers` closed-loop appenders until `total` events are appended. */
-  const appendAll = async () => {
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: WRITERS }, async () => {
-        while (next < total) await append(next++);
-      }),
-    );
-  };
+  /** `WRITERS` closed-loop appenders until `total` events are appended. */
+  const appendAll = () => closedLoop(WRITERS, total, (i) => append(i));
 
   if (mode === 'stages') {
     // Each stage alone, one after the other: where the pipeline's time goes.
