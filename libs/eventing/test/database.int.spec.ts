@@ -1,6 +1,7 @@
 import { type PostgresTestSchema, seededRandom, usePostgres } from '@gpunet/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Database, sqlArrayLiteral, sqlLiteral } from '../src';
+import pg from 'pg';
+import { Database, sqlArrayLiteral, sqlLiteral, type Tx } from '../src';
 
 let pgSchema: PostgresTestSchema;
 let db: Database;
@@ -188,6 +189,156 @@ describe('Database.transaction: one pooled connection, as few round trips as the
       }),
     ).rejects.toThrow('undo');
     expect(await count()).toBe(before);
+  });
+});
+
+describe('Tx.write: statements sent without waiting, in order, failing the transaction', () => {
+  const ids = async (from: number): Promise<number[]> =>
+    (
+      await db.read<{ id: number }>(`SELECT id FROM "${db.schema}".items WHERE id >= $1 ORDER BY id`, [from])
+    ).map((r) => r.id);
+  let insert = '';
+  beforeAll(() => {
+    insert = `INSERT INTO "${db.schema}".items VALUES ($1, '{}', now())`;
+  });
+
+  it('runs writes in the order issued, before a later query answers, and commits them with the rest', async () => {
+    const seen = await db.transaction(async (tx) => {
+      tx.write(insert, [100], 'items_insert');
+      tx.write(
+        `UPDATE "${tx.schema}".items SET doc = jsonb_build_object('n', $2::int) WHERE id = $1`,
+        [100, 1],
+      );
+      tx.write(insert, [101], 'items_insert');
+      tx.write(
+        `UPDATE "${tx.schema}".items SET doc = jsonb_build_object('n', (doc->>'n')::int + 1) WHERE id = 100`,
+      );
+      return tx.query<{ id: number; doc: unknown }>(
+        `SELECT id, doc FROM "${tx.schema}".items WHERE id >= 100 ORDER BY id`,
+      );
+    });
+    expect(seen).toEqual([
+      { id: 100, doc: { n: 2 } },
+      { id: 101, doc: {} },
+    ]);
+    expect(await ids(100)).toEqual([100, 101]);
+    await db.execute(`DELETE FROM "${db.schema}".items WHERE id >= 100`);
+  });
+
+  it('does not wait for the statement: a write blocked on a lock returns, and commits once the lock goes', async () => {
+    await db.execute(`INSERT INTO "${db.schema}".items VALUES (110, '{}', now())`);
+    const holder = new pg.Client({ connectionString: pgSchema.connectionString });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM "${db.schema}".items WHERE id = 110 FOR UPDATE`);
+      const done = db.transaction(async (tx) => {
+        tx.write(`UPDATE "${tx.schema}".items SET doc = '{"w": 1}' WHERE id = 110`);
+        // Had write waited for its answer, this would never run: the row stays locked until it does.
+        await holder.query('COMMIT');
+      });
+      await done;
+    } finally {
+      await holder.end();
+    }
+    expect(await db.read(`SELECT doc FROM "${db.schema}".items WHERE id = 110`)).toEqual([{ doc: { w: 1 } }]);
+    await db.execute(`DELETE FROM "${db.schema}".items WHERE id >= 100`);
+  });
+
+  it('a failed write fails the query after it with its own error, and nothing of the transaction is kept', async () => {
+    const callbacks: string[] = [];
+    await expect(
+      db.transaction(async (tx) => {
+        tx.onCommit(() => callbacks.push('never'));
+        tx.write(insert, [120], 'items_insert');
+        tx.write(insert, [120], 'items_insert'); // duplicate key
+        tx.write(insert, [121], 'items_insert');
+        await tx.query(`SELECT 1`);
+      }),
+    ).rejects.toThrow(/duplicate key value violates unique constraint/);
+    expect(callbacks).toEqual([]);
+    expect(await ids(100)).toEqual([]);
+  });
+
+  it('a failed write that nothing awaited fails the commit, with or without commitWith, and keeps nothing', async () => {
+    const failing = (tx: Tx) => {
+      tx.write(insert, [130], 'items_insert');
+      tx.write(`SELECT 1/0`);
+      tx.write(insert, [131], 'items_insert');
+      return Promise.resolve();
+    };
+    await expect(db.transaction(failing)).rejects.toThrow(/division by zero/);
+    await expect(
+      db.transaction(failing, { commitWith: [`INSERT INTO "${db.schema}".items VALUES (132, '{}', now())`] }),
+    ).rejects.toThrow(/division by zero/);
+    // Not even a first statement without parameters (BEGIN travelling with it) is kept.
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.query(`INSERT INTO "${tx.schema}".items VALUES (133, '{}', now())`);
+        tx.write(`SELECT 1/0`);
+      }),
+    ).rejects.toThrow(/division by zero/);
+    expect(await ids(100)).toEqual([]);
+    // Every connection came back usable, none left inside a transaction.
+    const txids = await Promise.all(
+      Array.from({ length: 25 }, () =>
+        db.transaction(
+          async (tx) => (await tx.query<{ id: string }>(`SELECT txid_current()::text AS id`))[0]!.id,
+        ),
+      ),
+    );
+    expect(new Set(txids).size).toBe(25);
+  });
+
+  it('commits all or nothing and reports the first failure, whatever the mix of writes and queries (seeded fuzz)', async () => {
+    const random = seededRandom('tx-write');
+    // Two failures with different messages, so that "the first" is checkable.
+    const failures = [
+      { sql: `SELECT 1/0`, message: /division by zero/ },
+      { sql: `SELECT 'x'::int`, message: /invalid input syntax for type integer/ },
+    ];
+    for (let round = 0; round < 30; round++) {
+      const label = `seed ${random.seed}, round ${round}`;
+      const ops = Array.from({ length: random.int(1, 12) }, (_, i) => ({
+        kind: random.pick(['write', 'write', 'query'] as const),
+        fail: random.int(0, 5) === 0 ? random.pick(failures) : undefined,
+        id: 200 + i,
+      }));
+      let firstFailure: RegExp | undefined;
+      const outcome = db
+        .transaction(async (tx) => {
+          for (const op of ops) {
+            const [sql, params] = op.fail ? [op.fail.sql, []] : [insert, [op.id]];
+            if (op.fail) firstFailure ??= op.fail.message;
+            if (op.kind === 'write') tx.write(sql, params);
+            else await tx.query(sql, params);
+          }
+        })
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      const error = await outcome;
+      if (firstFailure) {
+        expect(String(error), label).toMatch(firstFailure);
+        expect(await ids(200), label).toEqual([]);
+      } else {
+        expect(error, label).toBeUndefined();
+        expect(await ids(200), label).toEqual(ops.map((op) => op.id));
+      }
+      await db.execute(`DELETE FROM "${db.schema}".items WHERE id >= 200`);
+    }
+  });
+
+  it('refuses a statement issued after the transaction ended instead of running it on a pooled connection', async () => {
+    let leaked: Tx | undefined;
+    await db.transaction(async (tx) => {
+      leaked = tx;
+      await tx.query(`SELECT 1`);
+    });
+    expect(() => leaked!.write(insert, [140])).toThrow(/after its transaction ended/);
+    await expect(leaked!.query(`SELECT 1`)).rejects.toThrow(/after its transaction ended/);
+    expect(await ids(100)).toEqual([]);
   });
 });
 

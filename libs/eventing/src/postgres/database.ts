@@ -43,6 +43,15 @@ export interface Tx {
   ): Promise<R[]>;
   /** Rows affected by an INSERT/UPDATE/DELETE. */
   execute(sql: string, params?: readonly unknown[]): Promise<number>;
+  /**
+   * Sends a statement whose result the caller does not need (a projection's upsert, say) without
+   * waiting for it: it runs in order with the transaction's other statements, and the caller goes on
+   * at once, so a batch of handlers that only write costs its statements' execution, not one round
+   * trip each (the connection is pipelined). A failure fails the transaction: the next `query` or
+   * `execute`, and the commit, reject with it, and nothing of the transaction is kept. `statement`
+   * as in `query`.
+   */
+  write(sql: string, params?: readonly unknown[], statement?: string): void;
   readonly manager: EntityManager;
   /** The Postgres schema holding this service's tables, already validated (safe to interpolate). */
   readonly schema: string;
@@ -101,7 +110,12 @@ export class Database {
       synchronize: false,
       logging: false,
       applicationName: options.applicationName ?? 'gpunet',
-      extra: { max: options.poolSize ?? 10 },
+      // Pipelined connections (`pg`'s pipeline mode): a statement issued while others are in
+      // flight on the connection is sent at once instead of after their answers, so `Tx.write`
+      // and BEGIN cost no round trip of their own. Statements still run, and answer, in the order
+      // they were issued, each with its own error; `pg` refuses cursors (`rows`, pg-cursor,
+      // pg-query-stream) on such a connection, and nothing here uses them.
+      extra: { max: options.poolSize ?? 10, pipeline: true },
     });
   }
 
@@ -198,15 +212,26 @@ export class Database {
 }
 
 /**
- * A transaction on one pooled connection. BEGIN is sent lazily: with the first statement when that
- * statement has no parameters (the simple protocol carries several statements in one message), on
- * its own otherwise. `pg` runs a connection's queries one at a time in the order they were issued,
- * so BEGIN issued without waiting for it still precedes whatever is issued after it.
+ * A transaction on one pooled, pipelined connection. BEGIN is sent lazily: with the first statement
+ * when that statement has no parameters (the simple protocol carries several statements in one
+ * message), right before it otherwise, without waiting for its answer. The connection runs and
+ * answers statements in the order they were issued, so whatever is issued after BEGIN runs inside
+ * the transaction, and a `write` before a `query` has run when the query answers.
+ *
+ * A failed statement aborts the transaction in Postgres, and every statement after it fails with
+ * "current transaction is aborted"; the first failure is kept (`failure`) and is what the caller
+ * sees. COMMIT of an aborted transaction answers ROLLBACK without an error: `commit` checks.
  */
 class PgTransaction implements Tx {
   private readonly committedCallbacks: (() => void)[] = [];
   private begun: Promise<unknown> | undefined;
   private runner: QueryRunner | undefined;
+  /** The first failure of BEGIN or of a `write`. */
+  private failure: { error: unknown } | undefined;
+  /** Settles after the last `write` issued (and so after every earlier one) settled. */
+  private lastWrite: Promise<void> = Promise.resolve();
+  /** Set once commit or rollback began: a statement issued after that would run outside it. */
+  private over = false;
 
   constructor(
     private readonly client: PoolClient,
@@ -226,6 +251,7 @@ class PgTransaction implements Tx {
   /** TypeORM's EntityManager on this transaction's connection (made on first use). */
   get manager(): EntityManager {
     if (!this.runner) {
+      this.assertOpen();
       this.begin();
       // A query runner bound to this connection, inside this transaction: TypeORM's own
       // `transaction()` on it nests as a SAVEPOINT. Its `release` never releases the connection.
@@ -248,11 +274,27 @@ class PgTransaction implements Tx {
     return lastResult(await this.run(sql, params)).rowCount ?? 0;
   }
 
+  write(sql: string, params: readonly unknown[] = [], statement?: string): void {
+    this.assertOpen();
+    // After a failure every statement fails: send nothing more; the commit rejects with it.
+    if (this.failure) return;
+    this.begin();
+    const sent = this.send(sql, params, statement);
+    this.lastWrite = sent.then(
+      () => undefined,
+      (error: unknown) => {
+        this.failure ??= { error };
+      },
+    );
+  }
+
   private async run(
     sql: string,
     params: readonly unknown[],
     statement?: string,
   ): Promise<QueryResult | QueryResult[]> {
+    this.assertOpen();
+    this.throwIfFailed();
     if (this.begun === undefined && params.length === 0 && statement === undefined) {
       // One round trip for both; if the statement fails, the transaction is aborted (or, on a
       // syntax error, never began) and the caller's rollback ends it.
@@ -261,34 +303,86 @@ class PgTransaction implements Tx {
       return this.client.query(`${this.beginSql}; ${sql}`);
     }
     this.begin();
-    await this.begun;
+    try {
+      return await this.send(sql, params, statement);
+    } catch (error) {
+      throw await this.firstFailure(error);
+    }
+  }
+
+  private send(sql: string, params: readonly unknown[], statement?: string): Promise<QueryResult> {
     return statement === undefined
       ? this.client.query(sql, [...params])
       : this.client.query({ name: statement, text: sql, values: [...params] });
   }
 
-  /** Issues BEGIN unless it went out already; its failure surfaces at the next statement or commit. */
+  /**
+   * `error`, unless an earlier write (or BEGIN) failed: then `error` is only Postgres's "current
+   * transaction is aborted", and the earlier failure is the one to report. Answers come in order,
+   * so every earlier write has settled by the time a later statement's answer came.
+   */
+  private async firstFailure(error: unknown): Promise<unknown> {
+    await this.settled();
+    return this.failure?.error ?? error;
+  }
+
+  /** Resolves once BEGIN and every write issued so far have answered. */
+  private async settled(): Promise<void> {
+    await this.lastWrite;
+    await this.begun?.catch(() => undefined);
+  }
+
+  /** Issues BEGIN unless it went out already; its failure is the transaction's failure. */
   private begin(): void {
     if (this.begun !== undefined) return;
     const begun = this.client.query(this.beginSql);
-    begun.catch(() => undefined);
+    begun.catch((error: unknown) => {
+      this.failure ??= { error };
+    });
     this.begun = begun;
   }
 
+  private throwIfFailed(): void {
+    if (this.failure) throw this.failure.error;
+  }
+
+  private assertOpen(): void {
+    if (this.over) {
+      throw new Error(
+        'a statement was issued after its transaction ended (a handler that did not await its work?)',
+      );
+    }
+  }
+
   async commit(commitWith: readonly string[] = []): Promise<void> {
+    this.over = true;
+    this.throwIfFailed();
     if (this.begun === undefined && commitWith.length === 0) return; // nothing ran: nothing to commit
     const statements = [...(this.begun === undefined ? [this.beginSql] : []), ...commitWith, 'COMMIT'];
-    if (this.begun !== undefined) await this.begun;
-    this.begun = Promise.resolve();
-    await this.client.query(statements.join('; '));
+    this.begun ??= Promise.resolve();
+    let result: QueryResult | QueryResult[];
+    try {
+      result = await this.client.query(statements.join('; '));
+    } catch (error) {
+      throw await this.firstFailure(error);
+    }
+    // An aborted transaction's COMMIT rolls back and says so in its tag, not with an error.
+    await this.settled();
+    this.throwIfFailed();
+    if (lastResult(result).command !== 'COMMIT') {
+      throw new Error(`the transaction was not committed: Postgres answered ${lastResult(result).command}`);
+    }
   }
 
   /** Rolls back; returns the error when that failed (the connection is then discarded). */
   async rollback(): Promise<Error | undefined> {
+    this.over = true;
     if (this.begun === undefined) return undefined;
     try {
       // Outside a transaction (BEGIN failed, or a syntax error took it with it) Postgres only warns.
       await this.client.query('ROLLBACK');
+      // Writes still in flight answered before the ROLLBACK did; their failures are settled.
+      await this.lastWrite;
       return undefined;
     } catch (error) {
       return error instanceof Error ? error : new Error(String(error));

@@ -76,6 +76,9 @@ export class PostgresEventStore {
       manager: db.dataSource.manager,
       query: (sql, params, statement) => db.read(sql, params, statement),
       execute: (sql, params) => db.execute(sql, params),
+      write: () => {
+        throw new Error('the group commit runs single statements; it has no transaction to write in');
+      },
       onCommit: (fn) => fn(),
     };
     this.batcher = new AppendBatcher(
