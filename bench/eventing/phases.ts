@@ -48,6 +48,17 @@ const N = Number(eventsArg);
 const WINDOW = 256;
 /** Concurrent appenders: requests in flight in the producing service. Default: `WINDOW`. */
 const WRITERS = Number(process.env['BENCH_WRITERS'] ?? String(WINDOW));
+/**
+ * How the projection's handlers send their upsert: `Tx.write` (not waiting for the answer: what a
+ * handler that only writes should do), or with BENCH_HANDLER_AWAITS=1 (an experiment) `Tx.query`,
+ * awaited: one round trip per statement, which bounds a per-message handler's consumer.
+ */
+const send =
+  (tx: Tx) =>
+  async (sql: string, params: unknown[], statement?: string): Promise<void> => {
+    if (process.env['BENCH_HANDLER_AWAITS'] === '1') await tx.query(sql, params, statement);
+    else tx.write(sql, params, statement);
+  };
 const prefix = process.env['BENCH_PREFIX'] ?? `bench_${randomBytes(4).toString('hex')}`;
 
 const BenchStream = defineStream({
@@ -263,7 +274,7 @@ const consumeProjection = async (): Promise<void> => {
   let allCommitted: () => void = () => undefined;
   const finished = new Promise<void>((resolve) => (allCommitted = resolve));
   const upsert = (tx: Tx, rows: readonly Progress[]) =>
-    tx.query(
+    send(tx)(
       `INSERT INTO "${tx.schema}".job_progress SELECT * FROM unnest($1::text[], $2::int[], $3::float8[])
        ON CONFLICT (job_id) DO UPDATE SET step = EXCLUDED.step, loss = EXCLUDED.loss`,
       [rows.map((r) => r.jobId), rows.map((r) => r.step), rows.map((r) => r.loss)],
@@ -281,10 +292,11 @@ const consumeProjection = async (): Promise<void> => {
     ...(mode === 'durable'
       ? {
           // A per-message handler: one statement per event, prepared (parsed and planned once per
-          // connection: `Tx.query`'s statement name), as a service's hot handler would be.
+          // connection: the statement name), as a service's hot handler would be; it writes
+          // without waiting for the answer (`Tx.write`), so a batch's statements are pipelined.
           handle: async (envelope: Envelope, { tx }: { tx: Tx }) => {
             const d = envelope.data as Progress;
-            await tx.query(
+            await send(tx)(
               `INSERT INTO "${tx.schema}".job_progress VALUES ($1, $2, $3) ON CONFLICT (job_id) DO UPDATE SET step = EXCLUDED.step, loss = EXCLUDED.loss`,
               [d.jobId, d.step, d.loss],
               'bench_progress_upsert',
