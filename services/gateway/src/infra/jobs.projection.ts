@@ -151,14 +151,16 @@ export class JobsProjection {
       }
     }
     if (history.eventId.length === 0) return;
-    await tx.execute(
+    // The two writes go without waiting for their answers (`Tx.write`, pipelined): the consumer's
+    // COMMIT follows them on the connection, and a failure of either fails the batch's transaction.
+    tx.write(
       `INSERT INTO "${tx.schema}".job_events (job_id, job_seq, event_id, type, occurred_at, data)
        SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[], $6::jsonb[])`,
       [history.jobId, history.jobSeq, history.eventId, history.type, history.occurredAt, history.data],
     );
     const touched = [...jobs].filter(([, job]) => job.touched);
     // A job whose view did not change keeps its status, updated_at and view (NULL: coalesce keeps them).
-    await tx.execute(
+    tx.write(
       `UPDATE "${tx.schema}".jobs j SET last_seq = u.last_seq, status = coalesce(u.status, j.status),
          updated_at = coalesce(u.updated_at, j.updated_at), view = coalesce(u.view, j.view)
        FROM unnest($1::text[], $2::bigint[], $3::text[], $4::timestamptz[], $5::json[])
