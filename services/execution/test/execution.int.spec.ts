@@ -30,6 +30,7 @@ import { NestFactory } from '@nestjs/core';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXECUTION_RUNTIME, ExecutionModule, type ExecutionRuntime } from '../src/app/execution.module';
+import { HostRankNetwork, type ProviderDirectory, type RankNetwork } from '../src/app/rank-network.port';
 import { type ExecutionEvent, jobExecutionDecider } from '../src/domain/job-execution.decider';
 import { edgeId, placementOf, providerRegistered, specOf } from './support/fixtures';
 import { TestEdge } from './support/test-edge';
@@ -57,6 +58,35 @@ describe('execution (NATS + Postgres)', () => {
   const events = new EventCollector<Envelope>('execution events');
   const subscriptions: Subscription[] = [];
   const edges = new Map<string, TestEdge>();
+  /**
+   * Jobs whose next network teardown waits until the test lets it go: `entered` resolves when the
+   * teardown started, `release()` lets it finish. A release effect tears the network down before it
+   * marks the job released, so this holds a release in flight.
+   */
+  const heldTeardowns = new Map<string, { entered: () => void; gate: Promise<void> }>();
+  const holdNextTeardown = (jobId: string) => {
+    let entered!: () => void;
+    let release!: () => void;
+    const started = new Promise<void>((resolve) => (entered = resolve));
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    heldTeardowns.set(jobId, { entered, gate });
+    return { started, release };
+  };
+  const gatedNetwork = (directory: ProviderDirectory): RankNetwork => {
+    const host = new HostRankNetwork(directory);
+    return {
+      prepare: (job, nodes) => host.prepare(job, nodes),
+      teardown: async (jobId) => {
+        const held = heldTeardowns.get(jobId);
+        if (held) {
+          heldTeardowns.delete(jobId);
+          held.entered();
+          await held.gate;
+        }
+        await host.teardown();
+      },
+    };
+  };
 
   const edge = (letter: string): TestEdge => {
     const id = edgeId(letter);
@@ -157,6 +187,7 @@ describe('execution (NATS + Postgres)', () => {
         },
         clock,
         metrics: new Registry(),
+        network: gatedNetwork,
         onError: (e, c) => errors.push(`${c}: ${String(e)}`),
       }),
       { logger: false, abortOnError: false },
@@ -297,6 +328,38 @@ describe('execution (NATS + Postgres)', () => {
     await place('job-early', [a]);
     await waitFor(() => a.released.length === 1, { ...TIMEOUT, description: 'the late placement released' });
     expect(a.startRequests.filter((c) => c.jobId === 'job-early')).toEqual([]);
+  });
+
+  it('a placement recorded while the cancelled job’s release is still in flight gets a release of its own', async () => {
+    const a = edge('R');
+    await submit('job-race', specOf({ gpus: 1 }));
+    // The cancel's release (it covers no reservation: nothing was placed) is held before it marks
+    // the job released; the placement is recorded meanwhile.
+    const held = holdNextTeardown('job-race');
+    await publish(
+      JobCancelRequested,
+      { jobId: 'job-race', tenantId: 'tenant-a', reason: null, requestedAt: clock.now().toISOString() },
+      'job-job-race',
+    );
+    await event('job-race', 'job.cancelled');
+    await held.started;
+    await place('job-race', [a]);
+    await waitFor(() => a.released.length === 1, {
+      ...TIMEOUT,
+      description: 'the placement released while the first release is held',
+    });
+    held.release();
+    await waitFor(
+      async () =>
+        (
+          await runtime.db.read<{ active: boolean }>(
+            `SELECT active FROM "${pg.schema}".jobs WHERE job_id = 'job-race'`,
+          )
+        )[0]?.active === false,
+      { ...TIMEOUT, description: 'job-race released and no longer active' },
+    );
+    expect(a.released).toHaveLength(1);
+    expect(a.startRequests.filter((c) => c.jobId === 'job-race')).toEqual([]);
   });
 
   it('max duration → stop-ranks on every provider, job.failed MAX_DURATION', async () => {

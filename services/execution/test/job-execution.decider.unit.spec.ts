@@ -371,10 +371,26 @@ describe('job execution decider', () => {
   it('releases once at the end', () => {
     const h = play([], { type: 'Cancel', jobId: JOB, reason: null, now: at(0) }).history;
     given(decider, h)
-      .when({ type: 'MarkReleased', now: at(1) })
+      .when({ type: 'MarkReleased', reservations: [], now: at(1) })
       .then([{ type: 'execution.released', data: { jobId: JOB, at: at(1).toISOString() } }]);
     given(decider, [...h, { type: 'execution.released', data: { jobId: JOB, at: T0 } }])
-      .when({ type: 'MarkReleased', now: at(2) })
+      .when({ type: 'MarkReleased', reservations: [], now: at(2) })
       .then([]);
+  });
+
+  it('a placement recorded while the release of a job cancelled before it ran: only a release covering it releases the job', () => {
+    const cancelled = play([submitted()], { type: 'Cancel', jobId: JOB, reason: null, now: at(0) }).history;
+    const late = placement();
+    const placedLate = play(cancelled, { type: 'RecordPlacement', placement: late, now: at(1) }).history;
+    expect(placedLate.at(-1)?.type).toBe('execution.job-placed');
+    const ids = late.allocations.flatMap((a) => a.nodes.map((n) => n.reservationId));
+    expect(ids.length).toBeGreaterThan(0);
+    // The release that started before the placement covered nothing: the job stays owed one.
+    given(decider, placedLate)
+      .when({ type: 'MarkReleased', reservations: [], now: at(2) })
+      .then([]);
+    given(decider, placedLate)
+      .when({ type: 'MarkReleased', reservations: ids, now: at(3) })
+      .then([{ type: 'execution.released', data: { jobId: JOB, at: at(3).toISOString() } }]);
   });
 });

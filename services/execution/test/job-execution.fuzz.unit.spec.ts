@@ -6,6 +6,7 @@ import {
   type ExecutionEvent,
   isTerminal,
   jobExecutionDecider,
+  reservationsOf,
 } from '../src/domain/job-execution.decider';
 import { layoutRanks } from '../src/domain/launch-spec';
 import { totalGpuSeconds } from '../src/domain/usage';
@@ -26,6 +27,9 @@ const layout = layoutRanks(
   () => '10.0.0.1',
   () => 'H100-80GB',
 );
+
+/** The placement's reservation ids (a release covers some, all or none of them). */
+const reservationIds = placementOf([A, B]).flatMap((a) => a.nodes.map((n) => n.reservationId));
 
 const start: ExecutionEvent[] = [
   { type: 'execution.job-accepted', data: { jobId: JOB, tenantId: 't', gpuClasses: [], spec } },
@@ -87,7 +91,12 @@ const commandArb: fc.Arbitrary<ExecutionCommand> = fc.oneof(
     weight: 1,
     arbitrary: fc.constant<ExecutionCommand>({ type: 'Cancel', jobId: JOB, reason: null, now: at(10) }),
   },
-  { weight: 1, arbitrary: fc.constant<ExecutionCommand>({ type: 'MarkReleased', now: at(10) }) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .subarray(reservationIds)
+      .map((reservations): ExecutionCommand => ({ type: 'MarkReleased', reservations, now: at(10) })),
+  },
   {
     weight: 1,
     arbitrary: fc
@@ -147,6 +156,9 @@ describe('job execution decider under hostile and out-of-order input', () => {
           }
           if (state.phase === 'completed')
             for (const r of state.ranks) expect(state.exited[r.rank]).toEqual({ exitCode: 0, signal: null });
+          // Released only by a release that covered every reservation the job holds.
+          if (command.type === 'MarkReleased' && out.length > 0)
+            for (const r of reservationsOf(state)) expect(command.reservations).toContain(r.reservationId);
         }
       }),
       { numRuns: 400, seed: 40 },

@@ -289,8 +289,15 @@ export class JobProcessManager {
           }),
         );
     }
-    if (isTerminal(state.phase) && !state.released)
-      this.once(`${jobId}/release`, 'release', () => this.release(jobId, state));
+    // Keyed by what it releases: a placement recorded while an earlier release ran (cancelled before
+    // placement) gets a release of its own, not mistaken for the one already sent.
+    if (isTerminal(state.phase) && !state.released) {
+      const covering = reservationsOf(state)
+        .map((r) => r.reservationId)
+        .sort()
+        .join(',');
+      this.once(`${jobId}/release/${covering}`, 'release', () => this.release(jobId, state));
+    }
   }
 
   /** Runs an effect once per key while it succeeds; a failed one is forgotten, so the next tick retries it. */
@@ -435,7 +442,11 @@ export class JobProcessManager {
       jobId,
       (state.placement?.allocations ?? []).flatMap((a) => a.nodes),
     );
-    await this.handle(jobId, { type: 'MarkReleased', now: this.options.clock.now() });
+    await this.handle(jobId, {
+      type: 'MarkReleased',
+      reservations: reservations.map((r) => r.reservationId),
+      now: this.options.clock.now(),
+    });
   }
 
   private schedule(): void {

@@ -117,7 +117,12 @@ export type ExecutionCommand =
    * silence before that is the service's own, never a rank's, so it loses no rank.
    */
   | { readonly type: 'Tick'; readonly now: Date; readonly listeningSince?: Date }
-  | { readonly type: 'MarkReleased'; readonly now: Date };
+  /**
+   * A release finished: `reservations`, the ids it released. A placement recorded while it ran (a
+   * job cancelled before its placement arrived) holds reservations it did not cover: the job is not
+   * released until a release that covers them finished.
+   */
+  | { readonly type: 'MarkReleased'; readonly reservations: readonly string[]; readonly now: Date };
 
 export type Phase = 'new' | 'launching' | 'running' | 'stopping' | 'completed' | 'failed' | 'cancelled';
 
@@ -648,6 +653,7 @@ export const jobExecutionDecider = (
       }
       case 'MarkReleased':
         if (!isTerminal(s.phase) || s.released) return [];
+        if (reservationsOf(s).some((r) => !command.reservations.includes(r.reservationId))) return [];
         emit({ type: 'execution.released', data: { jobId: jobId(), at: command.now.toISOString() } });
         return out;
       default: {
