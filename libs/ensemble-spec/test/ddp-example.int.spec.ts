@@ -38,9 +38,15 @@ const freePort = (): Promise<number> =>
 
 interface Rank {
   code: number | null;
+  signal: NodeJS.Signals | null;
   lines: Record<string, unknown>[];
   stderr: string;
 }
+
+/** What a failed rank did, for the assertion's message: a silent hang says little otherwise. */
+const describeRank = (rank: number, r: Rank): string =>
+  `rank ${rank}: exit ${r.code} (signal ${r.signal}), ${r.lines.length} stdout lines, the last ` +
+  `${JSON.stringify(r.lines.at(-1) ?? null)}; stderr: ${r.stderr.slice(-2000) || '(none)'}`;
 
 describe.skipIf(!hasTorch)('09-cpu-gloo-ddp.yaml', () => {
   it('trains on 2 Gloo ranks and the loss falls', { timeout: 120_000 }, async () => {
@@ -77,14 +83,22 @@ describe.skipIf(!hasTorch)('09-cpu-gloo-ddp.yaml', () => {
               let err = '';
               child.stdout.on('data', (d: Buffer) => (out += d.toString()));
               child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-              child.on('close', (code) =>
+              child.on('close', (code, signal) =>
                 resolve({
                   code,
+                  signal,
                   stderr: err,
                   lines: out
                     .split('\n')
                     .filter(Boolean)
-                    .map((l) => JSON.parse(l) as Record<string, unknown>),
+                    .map((l) => {
+                      // A rank killed mid-line leaves a partial one: keep it as text.
+                      try {
+                        return JSON.parse(l) as Record<string, unknown>;
+                      } catch {
+                        return { unparsed: l };
+                      }
+                    }),
                 }),
               );
             }),
@@ -101,7 +115,7 @@ describe.skipIf(!hasTorch)('09-cpu-gloo-ddp.yaml', () => {
       ranks = await run(await freePort());
     }
     for (const [rank, r] of ranks.entries()) {
-      expect(r.code, r.stderr).toBe(0);
+      expect(r.code, describeRank(rank, r)).toBe(0);
       const steps = r.lines.filter((l) => l.event === 'step');
       expect(steps).toHaveLength(30);
       expect(steps.every((s) => s.rank === rank && s.world_size === 2 && s.backend === 'gloo')).toBe(true);
