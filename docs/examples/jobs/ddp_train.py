@@ -9,7 +9,9 @@ regression on a fixed synthetic dataset, sharded by rank, and prints one JSON li
     {"event": "step", "rank": 0, "world_size": 2, "step": 3, "loss": 0.91, "backend": "gloo"}
 
 The loss printed is the mean over all ranks (an all-reduce), so every rank prints the same curve.
-The script exits 0 only if the loss fell: last loss < first loss × --min-ratio.
+The script exits 0 only if the loss fell: last loss < first loss × --min-ratio. Once it reported,
+a teardown (barrier, destroy_process_group) that does not finish within GPUNET_TEARDOWN_TIMEOUT_S
+(default 30 s) is abandoned: the rank exits with that result, saying so on stderr.
 
 Backend: NCCL when CUDA is available (one GPU per rank, chosen by LOCAL_RANK), Gloo otherwise.
 Works with torch 1.13 (Debian's python3-torch) and newer.
@@ -20,6 +22,7 @@ import datetime
 import json
 import os
 import sys
+import threading
 
 import torch
 import torch.distributed as dist
@@ -92,9 +95,23 @@ def main():
 
     fell = first is not None and last < first * args.min_ratio
     emit(event="done", rank=rank, world_size=world_size, first_loss=first, last_loss=last, loss_fell=fell)
+    code = 0 if fell else 1
+    # Training is over and reported: a teardown that hangs (a Gloo peer gone mid-destroy has been seen
+    # to hold a rank for minutes) must not hold the rank, or its GPUs, any longer.
+    grace = int(os.environ.get("GPUNET_TEARDOWN_TIMEOUT_S", "30"))
+
+    def give_up():
+        print(f"ddp_train.py: teardown did not finish within {grace} s; exiting", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(code)
+
+    watchdog = threading.Timer(grace, give_up)
+    watchdog.daemon = True
+    watchdog.start()
     dist.barrier()
     dist.destroy_process_group()
-    return 0 if fell else 1
+    watchdog.cancel()
+    return code
 
 
 if __name__ == "__main__":

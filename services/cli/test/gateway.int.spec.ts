@@ -198,7 +198,10 @@ describe('gpunet against a real gateway', () => {
     const ok = await gpunet(['login', '--gateway', url, '--key-file', keyFile]);
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toContain(`logged in to ${url}`);
-    expect(ok.stdout + ok.stderr).not.toContain(tenantKey.split('_')[2]);
+    // The secret is base64url and may itself hold '_': take all of it, not what a split leaves.
+    const secret = /^gpn_[A-Za-z0-9]{12}_([A-Za-z0-9_-]{43})$/.exec(tenantKey)?.[1];
+    expect(secret).toBeDefined();
+    expect(ok.stdout + ok.stderr).not.toContain(secret);
     expect(statSync(join(dir, 'config.json')).mode & 0o777).toBe(0o600);
     expect(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'))).toEqual({
       gateway: url,
