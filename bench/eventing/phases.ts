@@ -53,12 +53,11 @@ const WRITERS = Number(process.env['BENCH_WRITERS'] ?? String(WINDOW));
  * handler that only writes should do), or with BENCH_HANDLER_AWAITS=1 (an experiment) `Tx.query`,
  * awaited: one round trip per statement, which bounds a per-message handler's consumer.
  */
-const send =
-  (tx: Tx) =>
-  async (sql: string, params: unknown[], statement?: string): Promise<void> => {
-    if (process.env['BENCH_HANDLER_AWAITS'] === '1') await tx.query(sql, params, statement);
-    else tx.write(sql, params, statement);
-  };
+const HANDLER_AWAITS = process.env['BENCH_HANDLER_AWAITS'] === '1';
+const send = async (tx: Tx, sql: string, params: unknown[], statement?: string): Promise<void> => {
+  if (HANDLER_AWAITS) await tx.query(sql, params, statement);
+  else tx.write(sql, params, statement);
+};
 const prefix = process.env['BENCH_PREFIX'] ?? `bench_${randomBytes(4).toString('hex')}`;
 
 const BenchStream = defineStream({
@@ -274,7 +273,8 @@ const consumeProjection = async (): Promise<void> => {
   let allCommitted: () => void = () => undefined;
   const finished = new Promise<void>((resolve) => (allCommitted = resolve));
   const upsert = (tx: Tx, rows: readonly Progress[]) =>
-    send(tx)(
+    send(
+      tx,
       `INSERT INTO "${tx.schema}".job_progress SELECT * FROM unnest($1::text[], $2::int[], $3::float8[])
        ON CONFLICT (job_id) DO UPDATE SET step = EXCLUDED.step, loss = EXCLUDED.loss`,
       [rows.map((r) => r.jobId), rows.map((r) => r.step), rows.map((r) => r.loss)],
@@ -296,7 +296,8 @@ const consumeProjection = async (): Promise<void> => {
           // without waiting for the answer (`Tx.write`), so a batch's statements are pipelined.
           handle: async (envelope: Envelope, { tx }: { tx: Tx }) => {
             const d = envelope.data as Progress;
-            await send(tx)(
+            await send(
+              tx,
               `INSERT INTO "${tx.schema}".job_progress VALUES ($1, $2, $3) ON CONFLICT (job_id) DO UPDATE SET step = EXCLUDED.step, loss = EXCLUDED.loss`,
               [d.jobId, d.step, d.loss],
               'bench_progress_upsert',
