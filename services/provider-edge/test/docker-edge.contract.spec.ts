@@ -23,8 +23,8 @@ import { EdgeAgent } from '../src/app/edge-agent';
 import { detect } from '../src/infra/detect/detector';
 import { createIdentity } from '../src/infra/identity.store';
 import { StateStore } from '../src/infra/state.store';
-import { createDockerRuntime } from '../src/runtime/docker-wiring';
-import { JOB_BASE_IMAGE, LABEL } from '../src/runtime/docker-sandbox';
+import { createDockerRuntime } from '../src/infra/runtime/docker-wiring';
+import { JOB_BASE_IMAGE, LABEL } from '../src/infra/runtime/docker-sandbox';
 import { FIXTURES } from './support/fixtures';
 
 /*

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRocmSmiJson } from '../src/domain/detection/rocm-smi.parser';
-import { probeContainerGpuSupport, readAmdDevices } from '../src/runtime/docker-host';
+import { probeContainerGpuSupport, readAmdDevices } from '../src/infra/runtime/docker-host';
 import { fixture } from './support/fixtures';
 
 /*

@@ -8,10 +8,10 @@ import { EventCollector, requireDocker, testNamespace, waitFor } from '@gpunet/t
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { parseNvidiaSmiQuery } from '../src/domain/detection/nvidia-smi.parser';
-import { probeContainerGpuSupport } from '../src/runtime/docker-host';
-import { JOB_BASE_IMAGE, LABEL } from '../src/runtime/docker-sandbox';
-import { DockerRuntime } from '../src/runtime/docker.runtime';
-import { type RankLaunch, RankStartError } from '../src/runtime/rank-runtime';
+import { probeContainerGpuSupport } from '../src/infra/runtime/docker-host';
+import { JOB_BASE_IMAGE, LABEL } from '../src/infra/runtime/docker-sandbox';
+import { DockerRuntime } from '../src/infra/runtime/docker.runtime';
+import { type RankLaunch, RankStartError } from '../src/app/rank-runtime.port';
 import { fixture } from './support/fixtures';
 
 /*

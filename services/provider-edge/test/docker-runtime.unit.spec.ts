@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { pidsEventsCandidates } from '../src/runtime/docker.runtime';
-import { sandboxLimitsFor } from '../src/runtime/docker-wiring';
+import { pidsEventsCandidates } from '../src/infra/runtime/docker.runtime';
+import { sandboxLimitsFor } from '../src/infra/runtime/docker-wiring';
 
 describe('pidsEventsCandidates: where a rank’s pids cgroup counts limit hits', () => {
   it('cgroup v1 (cgroupfs driver): the pids hierarchy', () => {

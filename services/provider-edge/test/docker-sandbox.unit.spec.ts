@@ -4,7 +4,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseNvidiaSmiList, parseNvidiaSmiQuery } from '../src/domain/detection/nvidia-smi.parser';
 import { parseRocmSmiJson } from '../src/domain/detection/rocm-smi.parser';
-import { mapAmdRenderNodes, renderNodeFromDrmEntries, sysfsPciAddress } from '../src/runtime/docker-host';
+import {
+  mapAmdRenderNodes,
+  renderNodeFromDrmEntries,
+  sysfsPciAddress,
+} from '../src/infra/runtime/docker-host';
 import {
   type AmdDevices,
   CONTAINER_SCRATCH,
@@ -17,8 +21,8 @@ import {
   SANDBOX_USER,
   sandboxContainerOptions,
   toContainerPath,
-} from '../src/runtime/docker-sandbox';
-import { type RankLaunch, RankStartError } from '../src/runtime/rank-runtime';
+} from '../src/infra/runtime/docker-sandbox';
+import { type RankLaunch, RankStartError } from '../src/app/rank-runtime.port';
 import { fixture } from './support/fixtures';
 
 const GiB = 1024 ** 3;

@@ -4,8 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProcessRuntime } from '../src/runtime/process.runtime';
-import { RANK_LABELS } from '../src/runtime/rank-runtime';
+import { ProcessRuntime } from '../src/infra/runtime/process.runtime';
+import { RANK_LABELS } from '../src/app/rank-runtime.port';
 
 // Network namespaces need root (the e2e tier runs as root).
 describe.skipIf(process.getuid?.() !== 0)(

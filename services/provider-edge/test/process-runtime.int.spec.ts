@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '@gpunet/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ProcessRuntime } from '../src/runtime/process.runtime';
-import { RANK_LABELS, type RankLaunch, RankStartError } from '../src/runtime/rank-runtime';
+import { ProcessRuntime } from '../src/infra/runtime/process.runtime';
+import { RANK_LABELS, type RankLaunch, RankStartError } from '../src/app/rank-runtime.port';
 
 const dirs: string[] = [];
 const tempDir = async () => {

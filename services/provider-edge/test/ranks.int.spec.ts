@@ -35,7 +35,7 @@ import { EdgeAgent } from '../src/app/edge-agent';
 import { detect } from '../src/infra/detect/detector';
 import { createIdentity, loadIdentity } from '../src/infra/identity.store';
 import { StateStore } from '../src/infra/state.store';
-import { DEFAULT_RANK_PATH } from '../src/runtime/process.runtime';
+import { DEFAULT_RANK_PATH } from '../src/infra/runtime/process.runtime';
 import { FIXTURES } from './support/fixtures';
 
 type Status = PayloadOf<typeof RankStatusReported>;

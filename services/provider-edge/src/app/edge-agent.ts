@@ -47,11 +47,11 @@ import type { Detection } from '../infra/detect/detector';
 import type { EdgeIdentity } from '../infra/identity.store';
 import { type EdgeLogger, silentLogger } from '../infra/logger';
 import { connectEdge, type EdgeLink } from '../infra/nats.link';
+import { ProcessRuntime } from '../infra/runtime/process.runtime';
 import type { EdgeState, StateStore } from '../infra/state.store';
-import { ProcessRuntime } from '../runtime/process.runtime';
-import type { RankRuntime } from '../runtime/rank-runtime';
 import type { LogBatching } from './log-shipper';
 import { RankAgent, type RankAgentOptions, reapOrphans } from './rank-agent';
+import type { RankRuntime } from './rank-runtime.port';
 
 export const AGENT_VERSION = '0.1.0';
 

@@ -16,9 +16,9 @@ import {
 } from '../infra/detect/detector';
 import { IdentityError, loadIdentity, loadOrCreateIdentity } from '../infra/identity.store';
 import { jsonLogger } from '../infra/logger';
+import { createDockerRuntime } from '../infra/runtime/docker-wiring';
+import { ProcessRuntime } from '../infra/runtime/process.runtime';
 import { StateFileError, StateStore } from '../infra/state.store';
-import { createDockerRuntime } from '../runtime/docker-wiring';
-import { ProcessRuntime } from '../runtime/process.runtime';
 import { EdgeAgent, PolicyRejectedError } from './edge-agent';
 
 /** What the edge's command line may do to the world; tests pass fakes. */

@@ -22,8 +22,10 @@ import type { Policy } from '../domain/policy/policy';
 import { checkStartRank, type StartRankRequest } from '../domain/ranks/start-rank.check';
 import { JetStreamOutbox } from '../infra/js-outbox';
 import type { EdgeLogger } from '../infra/logger';
+import { MAX_LINE_CHARS } from '../infra/runtime/line-splitter';
 import type { RankRecord } from '../infra/state.store';
 import { resolveWorkingDir } from '../infra/workspace';
+import { type LogBatching, LogShipper } from './log-shipper';
 import {
   RANK_LABELS,
   type RankExit,
@@ -31,9 +33,7 @@ import {
   type RankRuntime,
   RankStartError,
   type RunningRank,
-} from '../runtime/rank-runtime';
-import { MAX_LINE_CHARS } from '../runtime/line-splitter';
-import { type LogBatching, LogShipper } from './log-shipper';
+} from './rank-runtime.port';
 
 /** What the rank agent needs from the edge agent that mounts it. */
 export interface RankAgentHost {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type LogChunkOut, LogShipper } from '../../src/app/log-shipper';
-import { LineSplitter } from '../../src/runtime/line-splitter';
+import { LineSplitter } from '../../src/infra/runtime/line-splitter';
 
 describe('LineSplitter', () => {
   const split = (chunks: (string | Buffer)[], max?: number) => {

@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RankAgent } from '../../src/app/rank-agent';
 import type { RankRecord } from '../../src/infra/state.store';
-import type { RankRuntime } from '../../src/runtime/rank-runtime';
+import type { RankRuntime } from '../../src/app/rank-runtime.port';
 
 const seed = Number(process.env['FUZZ_SEED'] ?? 20300101);
 const EDGE = 'UABCDEFGHIJKLMNOPQRSTUVWXYZ234567ABCDEFGHIJKLMNOPQRSTUVW';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RankAgent } from '../../src/app/rank-agent';
 import type { RankRecord } from '../../src/infra/state.store';
-import type { RankExit, RankLaunch, RankRuntime, RunningRank } from '../../src/runtime/rank-runtime';
+import type { RankExit, RankLaunch, RankRuntime, RunningRank } from '../../src/app/rank-runtime.port';
 
 const EDGE = 'UABCDEFGHIJKLMNOPQRSTUVWXYZ234567ABCDEFGHIJKLMNOPQRSTUVW';
 const dirs: string[] = [];

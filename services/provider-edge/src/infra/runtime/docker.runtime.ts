@@ -9,7 +9,15 @@ import { lchown, readFile, realpath } from 'node:fs/promises';
 import { constants as osConstants } from 'node:os';
 import { PassThrough, type Readable } from 'node:stream';
 import Docker from 'dockerode';
-import { imageAllowed } from '../domain/policy/reservation.check';
+import {
+  type JobNetworkProvider,
+  type RankExit,
+  type RankLaunch,
+  type RankRuntime,
+  RankStartError,
+  type RunningRank,
+} from '../../app/rank-runtime.port';
+import { imageAllowed } from '../../domain/policy/reservation.check';
 import { type ContainerGpuSupport, probeContainerGpuSupport } from './docker-host';
 import {
   type AmdDevices,
@@ -21,14 +29,6 @@ import {
   SANDBOX_UID,
   sandboxContainerOptions,
 } from './docker-sandbox';
-import {
-  type JobNetworkProvider,
-  type RankExit,
-  type RankLaunch,
-  type RankRuntime,
-  RankStartError,
-  type RunningRank,
-} from './rank-runtime';
 
 export type DockerRuntimeLog = (
   level: 'debug' | 'info' | 'warn' | 'error',

@@ -6,7 +6,7 @@
  *   runtimes: async (context) => [await createDockerRuntime(context)]
  */
 import type { Host } from '@gpunet/contracts';
-import type { Policy } from '../domain/policy/policy';
+import type { Policy } from '../../domain/policy/policy';
 import { type InventoryGpu, readAmdDevices } from './docker-host';
 import { NO_AMD_DEVICES, type SandboxLimits } from './docker-sandbox';
 import { DockerRuntime, type DockerRuntimeLog, type DockerRuntimeOptions } from './docker.runtime';

@@ -3,8 +3,6 @@ import { constants } from 'node:fs';
 import { access, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { z } from 'zod';
-import { type EdgeLogger, silentLogger } from '../infra/logger';
-import { LineSplitter } from './line-splitter';
 import {
   RANK_LABELS,
   type RankExit,
@@ -12,7 +10,9 @@ import {
   type RankRuntime,
   RankStartError,
   type RunningRank,
-} from './rank-runtime';
+} from '../../app/rank-runtime.port';
+import { type EdgeLogger, silentLogger } from '../logger';
+import { LineSplitter } from './line-splitter';
 
 /*
  * The process runtime (F6, development and CI): a rank is a child process of the edge, started

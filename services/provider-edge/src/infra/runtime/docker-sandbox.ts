@@ -5,7 +5,7 @@
  * recorded multi-GPU inventories, and once more on a real engine by the contract tests.
  */
 import type { ContainerCreateOptions, DeviceRequest, HostConfig } from 'dockerode';
-import { RANK_LABELS, RankStartError, type RankLaunch } from './rank-runtime';
+import { RANK_LABELS, RankStartError, type RankLaunch } from '../../app/rank-runtime.port';
 
 /** Where the rank's workspace (the only writable host path) appears inside its container. */
 export const CONTAINER_SCRATCH = '/scratch';
