@@ -19,7 +19,7 @@ export { choosePath, classifyNat, type ConfirmedCandidate, type PathChoice } fro
 export { rankNetworkEnv, type RankNetworkEnvOptions } from './domain/rank-env';
 export { rankRelays, type RelayAddress } from './domain/relay-choice';
 export { TokenBucket } from './domain/token-bucket';
-export { CommandError, runCommand } from './command';
+export { CommandError, runCommand } from './run-command';
 export {
   discoKey,
   generateKeyPair,

@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { access, readFile } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
 import type { EdgePathReport, OverlayEndpoint, OverlayPeer } from '@gpunet/contracts';
-import { runCommand } from '../command';
+import { runCommand } from '../run-command';
 import { kernelWireGuardAvailable } from '../wireguard/device';
 import { type AttachOverlayOptions, type ConnectPeersOptions, JobOverlay } from './job-overlay';
 

@@ -1,4 +1,4 @@
-import { runCommand } from '../command';
+import { runCommand } from '../run-command';
 
 /**
  * A network namespace to put a job's interface in: a named one (`ip netns add`, our testbed) or a

@@ -3,8 +3,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CommandError, runCommand } from '../command';
 import { inNetns, moveLink, type NetnsRef } from '../netns/netns';
+import { CommandError, runCommand } from '../run-command';
 import { type DeviceConfig, type DeviceState, type PeerConfig, uapiGet, uapiSet } from './uapi';
 
 /** A WireGuard interface of one (job, host), whichever implementation runs it. */
