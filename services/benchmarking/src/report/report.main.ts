@@ -3,13 +3,12 @@
 // running benchmarking service (its profile and network queries). Writes <name>.md, .svg and .png.
 import { FindGpuProfiles, GetNetworkEstimate, type QueryResponse } from '@gpunet/contracts';
 import { askQuery } from '@gpunet/eventing';
+import { toPng, toSvg } from '@gpunet/report-render';
 import { connect } from '@nats-io/transport-node';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type ReportInput, renderMarkdown, renderScene } from './report';
-import { toPng } from './png';
-import { toSvg } from './scene';
 
 const short = (id: string) => `${id.slice(0, 7)}…`;
 

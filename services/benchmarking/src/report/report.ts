@@ -1,12 +1,12 @@
 import { type BenchmarkProfile, BenchmarkProfileSchema } from '@gpunet/contracts';
+import type { Scene, Shape } from '@gpunet/report-render';
 import { z } from 'zod';
 import { type Claim, verifyClaim } from '../domain/verification';
-import type { Scene, Shape } from './scene';
 
 /*
  * The benchmark report: profiles across GPU types and the measured network, as Markdown and a plot
- * (a scene the SVG and PNG writers draw). Pure: the CLI (`report.main.ts`) gathers the input from a
- * running service or a JSON file and writes the files.
+ * (a scene that `@gpunet/report-render` draws as SVG and PNG). Pure: the CLI (`report.main.ts`)
+ * gathers the input from a running service or a JSON file and writes the files.
  */
 
 const ClaimSchema = z.strictObject({

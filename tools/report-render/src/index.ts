@@ -1,0 +1,2 @@
+export { rasterize, toPng } from './png';
+export { type Scene, type Shape, toSvg } from './scene';
