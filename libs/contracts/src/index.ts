@@ -36,4 +36,6 @@ export {
 export { type Decider, type DomainEvent, DomainError, foldEvents } from './decider';
 export { defineQuery, type QueryDefinition, type QueryRequest, type QueryResponse } from './query';
 export { type Clock, systemClock } from './clock';
+export { canonicalJson, signingInput } from './signing/canonical-json';
+export { nkeyRawPublicKey, nkeyRawSeed } from './signing/nkey';
 export { edgeIdOfSubject, type SignatureFailure, verifyEdgeReport } from './signing/verify-edge-report';

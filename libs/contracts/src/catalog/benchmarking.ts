@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { defineCommand, defineEvent, type MessageDefinition } from '../message';
 import { defineQuery } from '../query';
-import { defineStream, type StreamDefinition } from '../stream';
-import { CORE_REQUEST_REPLY, EdgeIdSchema } from './providers';
+import { EdgeIdSchema, signedEdgeReportFields, text, UtcTimestampSchema } from './primitives';
+import { BenchmarkingStream, CORE_REQUEST_REPLY, EdgeBenchmarkStream } from './streams';
 
 /*
  * Benchmarking (F4). The control plane never believes a GPU's name: it asks each edge to measure its
@@ -19,30 +19,9 @@ import { CORE_REQUEST_REPLY, EdgeIdSchema } from './providers';
  */
 
 // ---------------------------------------------------------------------------------------------------
-// Streams
-// ---------------------------------------------------------------------------------------------------
-
-/** Signed benchmark and probe results of edges; benchmarking consumes them. */
-export const EdgeBenchmarkStream = defineStream({
-  name: 'EDGE_BENCHMARKS',
-  subjects: ['edge.*.benchmark-reported.v1', 'edge.*.links-probed.v1'],
-  description: 'Signed benchmark profiles and link probe results reported by provider edges.',
-  maxAgeMs: 30 * 24 * 3600 * 1000,
-});
-
-/** What benchmarking decided: profiles, link measurements, verification outcomes, reliability. */
-export const BenchmarkingStream = defineStream({
-  name: 'BENCHMARKING',
-  subjects: ['benchmarking.>'],
-  description: 'GPU performance profiles, link measurements and claim verification decided by benchmarking.',
-});
-
-// ---------------------------------------------------------------------------------------------------
 // Value schemas
 // ---------------------------------------------------------------------------------------------------
 
-const text = (max: number) => z.string().min(1).max(max);
-const at = z.iso.datetime({ offset: false });
 const rate = z.number().min(0).max(1e7);
 /** A request id: one subject token's worth of characters. */
 const RequestIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'must be 1-128 of A-Z a-z 0-9 _ -');
@@ -118,8 +97,8 @@ export const BenchmarkProfileSchema = z.strictObject({
     /** Threads used on a CPU run; null for GPU runs. */
     threads: z.int().min(1).max(4096).nullable(),
   }),
-  measuredAt: at,
-  expiresAt: at,
+  measuredAt: UtcTimestampSchema,
+  expiresAt: UtcTimestampSchema,
   durationMs: z.int().min(0),
   devices: z.array(BenchmarkDeviceSchema).max(64),
   peers: z.array(PeerBandwidthSchema).max(2016),
@@ -179,15 +158,6 @@ export const LinkProbeResultSchema = z.strictObject({
   path: z.enum(['direct', 'overlay']),
 });
 export type LinkProbeResult = z.infer<typeof LinkProbeResultSchema>;
-
-/** Every signed edge report carries these (the same scheme as `providers.ts`: canonical JSON, ed25519). */
-const signed = {
-  edgeId: EdgeIdSchema,
-  publicKey: EdgeIdSchema,
-  sequence: z.int().min(1),
-  signedAt: at,
-  signature: z.string().regex(/^[A-Za-z0-9_-]{86}$/, 'must be an ed25519 signature, base64url (86 chars)'),
-};
 
 // ---------------------------------------------------------------------------------------------------
 // Control plane → edge (request/reply: accepted or declined at once, results later as reports)
@@ -276,7 +246,7 @@ export const EdgeBenchmarkReported = defineEvent({
   stream: EdgeBenchmarkStream.name,
   description: 'An edge finished (or failed) a benchmark run it accepted. Signed.',
   schema: z.strictObject({
-    ...signed,
+    ...signedEdgeReportFields,
     requestId: RequestIdSchema,
     outcome: z.enum(['completed', 'failed']),
     /** Present when completed. */
@@ -293,9 +263,9 @@ export const EdgeLinksProbed = defineEvent({
   stream: EdgeBenchmarkStream.name,
   description: 'An edge measured the links to the peers it was asked to probe. Signed.',
   schema: z.strictObject({
-    ...signed,
+    ...signedEdgeReportFields,
     requestId: RequestIdSchema,
-    probedAt: at,
+    probedAt: UtcTimestampSchema,
     results: z.array(LinkProbeResultSchema).max(64),
   }),
 });
@@ -317,9 +287,9 @@ export const BenchmarkRequested = defineEvent({
     ...providerId,
     requestId: RequestIdSchema,
     reason: BenchmarkReasonSchema,
-    at,
+    at: UtcTimestampSchema,
     /** Without a report by then, the request counts as failed. */
-    deadline: at,
+    deadline: UtcTimestampSchema,
   }),
 });
 
@@ -335,7 +305,7 @@ export const BenchmarkFailed = defineEvent({
     requestId: RequestIdSchema,
     cause: z.enum(['declined', 'failed', 'timed-out']),
     detail: z.string().max(2048),
-    at,
+    at: UtcTimestampSchema,
   }),
 });
 
@@ -353,7 +323,7 @@ export const GpuBenchmarked = defineEvent({
     /** The inventory is declared, not detected; the profile is then `simulated` too. */
     simulated: z.boolean(),
     profile: BenchmarkProfileSchema,
-    at,
+    at: UtcTimestampSchema,
   }),
 });
 
@@ -396,7 +366,7 @@ export const ProviderClaimVerified = defineEvent({
     ...providerId,
     profileId: RequestIdSchema,
     checks: z.array(ClaimCheckSchema).max(1024),
-    at,
+    at: UtcTimestampSchema,
   }),
 });
 
@@ -415,13 +385,13 @@ export const ProviderClaimMismatched = defineEvent({
       failed: z.array(ClaimCheckSchema).min(1).max(1024),
       passed: z.array(ClaimCheckSchema).max(1024),
       profileKind: z.enum(['gpu', 'cpu', 'simulated']),
-      measuredAt: at,
+      measuredAt: UtcTimestampSchema,
       /** The reference table's version and source, so a reader can check the published figures. */
       referenceTable: text(128),
     }),
     reliabilityBefore: z.number().min(0).max(1),
     reliabilityAfter: z.number().min(0).max(1),
-    at,
+    at: UtcTimestampSchema,
   }),
 });
 
@@ -437,7 +407,7 @@ export const ProviderReliabilityChanged = defineEvent({
     score: z.number().min(0).max(1),
     previous: z.number().min(0).max(1),
     cause: z.enum(['claim-mismatched', 'claim-verified', 'benchmark-failed']),
-    at,
+    at: UtcTimestampSchema,
   }),
 });
 
@@ -459,8 +429,8 @@ export const LinkMeasured = defineEvent({
     /** Both hosts are on one LAN (same site). */
     sameSite: z.boolean(),
     path: z.enum(['direct', 'overlay']),
-    measuredAt: at,
-    expiresAt: at,
+    measuredAt: UtcTimestampSchema,
+    expiresAt: UtcTimestampSchema,
   }),
 });
 
@@ -482,8 +452,8 @@ export const ReliabilitySchema = z.strictObject({
   mismatches: z.int().min(0),
   verifiedRuns: z.int().min(0),
   failedRuns: z.int().min(0),
-  lastVerifiedAt: at.nullable(),
-  lastMismatchAt: at.nullable(),
+  lastVerifiedAt: UtcTimestampSchema.nullable(),
+  lastMismatchAt: UtcTimestampSchema.nullable(),
 });
 export type Reliability = z.infer<typeof ReliabilitySchema>;
 
@@ -524,7 +494,7 @@ export const NetworkCoordinateSchema = z.strictObject({
   error: z.number().min(0),
   /** Same-site group (hosts measured on one LAN share it); the lowest host id of the group. */
   siteId: EdgeIdSchema,
-  updatedAt: at,
+  updatedAt: UtcTimestampSchema,
 });
 export type NetworkCoordinateRecord = z.infer<typeof NetworkCoordinateSchema>;
 
@@ -535,8 +505,8 @@ export const MeasuredLinkSchema = z.strictObject({
   throughputBitsPerSecond: z.number().min(0).nullable(),
   sameSite: z.boolean(),
   path: z.enum(['direct', 'overlay']),
-  measuredAt: at,
-  expiresAt: at,
+  measuredAt: UtcTimestampSchema,
+  expiresAt: UtcTimestampSchema,
 });
 export type MeasuredLink = z.infer<typeof MeasuredLinkSchema>;
 
@@ -573,6 +543,3 @@ export const benchmarkingCatalog = [
   ProviderReliabilityChanged,
   LinkMeasured,
 ] as const satisfies readonly MessageDefinition[];
-
-/** Every benchmarking stream. */
-export const benchmarkingStreams: readonly StreamDefinition[] = [EdgeBenchmarkStream, BenchmarkingStream];

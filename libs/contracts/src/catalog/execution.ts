@@ -1,8 +1,13 @@
 import { z } from 'zod';
 import { defineCommand, defineEvent } from '../message';
-import { defineStream, type StreamDefinition } from '../stream';
-import { EntityIdSchema, ExecutionStream, GatewayStream } from './jobs';
-import { CORE_REQUEST_REPLY, EdgeIdSchema } from './providers';
+import { EdgeIdSchema, EntityIdSchema, text, UtcTimestampSchema } from './primitives';
+import {
+  CORE_REQUEST_REPLY,
+  EdgeRanksStream,
+  ExecutionStream,
+  GatewayStream,
+  JobLogsStream,
+} from './streams';
 
 /*
  * Execution (F6): the job process manager starts the ranks of a placed gang on its edges, watches
@@ -20,34 +25,8 @@ import { CORE_REQUEST_REPLY, EdgeIdSchema } from './providers';
  */
 
 // ---------------------------------------------------------------------------------------------------
-// Streams
-// ---------------------------------------------------------------------------------------------------
-
-/** What edges say about the ranks they run: started, heartbeat, exited. */
-export const EdgeRanksStream = defineStream({
-  name: 'EDGE_RANKS',
-  subjects: ['edge.*.rank-status.v1'],
-  description: 'Rank lifecycle reported by the edges that run them; execution consumes it.',
-  maxAgeMs: 7 * 24 * 3600 * 1000,
-});
-
-/** Rank output, kept a day for people following a job (bounded in bytes and per job and edge). */
-export const JobLogsStream = defineStream({
-  name: 'JOB_LOGS',
-  subjects: ['edge.*.log.*.v1'],
-  description: "Ranks' stdout and stderr in chunks, for `gpunet job logs` and the gateway's SSE.",
-  maxAgeMs: 24 * 3600 * 1000,
-  maxBytes: 1024 * 1024 * 1024,
-  maxMsgsPerSubject: 100_000,
-  duplicateWindowMs: 60_000,
-});
-
-// ---------------------------------------------------------------------------------------------------
 // Values
 // ---------------------------------------------------------------------------------------------------
-
-const text = (max: number) => z.string().min(1).max(max);
-const at = z.iso.datetime({ offset: false });
 
 /** Most environment variables one rank may get, and their total size (names + values), bytes. */
 export const MAX_RANK_ENV_ENTRIES = 512;
@@ -157,7 +136,7 @@ export const RankStartReplySchema = z.discriminatedUnion('outcome', [
     rank: z.int().min(0),
     /** Whether this request started it (false: it was already running or finished). */
     created: z.boolean(),
-    startedAt: at,
+    startedAt: UtcTimestampSchema,
   }),
   z.strictObject({
     outcome: z.literal('rejected'),
@@ -215,16 +194,16 @@ export const RankStatusReported = defineEvent({
     attempt: z.int().min(1),
     rank: z.int().min(0),
     state: RankStateSchema,
-    startedAt: at,
+    startedAt: UtcTimestampSchema,
     /** Set when `state` is exited. */
-    exitedAt: at.nullable(),
+    exitedAt: UtcTimestampSchema.nullable(),
     exitCode: z.int().nullable(),
     signal: z.string().max(32).nullable(),
     /** Why the edge stopped it, when it did (`cancelled`, `max-duration`, `oom`, `edge-restart`…). */
     stopReason: z.string().max(128).nullable(),
     /** Wall seconds the rank has run (so far, or in all). */
     wallSeconds: z.number().min(0),
-    reportedAt: at,
+    reportedAt: UtcTimestampSchema,
   }),
 });
 
@@ -244,7 +223,7 @@ export const RankLogChunk = defineEvent({
     seq: z.int().min(1),
     lines: z.array(z.string().max(16 * 1024)).max(1024),
     dropped: z.int().min(0),
-    at,
+    at: UtcTimestampSchema,
   }),
 });
 
@@ -302,8 +281,8 @@ export const JobLaunching = defineEvent({
     masterAddr: z.string().max(64),
     masterPort: z.int().min(1).max(65_535),
     ranks: z.array(LaunchedRankSchema).min(1).max(65_536),
-    barrierUntil: at,
-    at,
+    barrierUntil: UtcTimestampSchema,
+    at: UtcTimestampSchema,
   }),
 });
 
@@ -314,7 +293,12 @@ export const JobRunning = defineEvent({
   subject: 'execution.job.running.v1',
   stream: ExecutionStream.name,
   description: 'Every rank of the attempt has started; the job runs until its ranks exit or its deadline.',
-  schema: z.strictObject({ jobId: EntityIdSchema, attempt: z.int().min(1), runUntil: at, at }),
+  schema: z.strictObject({
+    jobId: EntityIdSchema,
+    attempt: z.int().min(1),
+    runUntil: UtcTimestampSchema,
+    at: UtcTimestampSchema,
+  }),
 });
 
 /** A rank exited (any code). Execution decides the gang's fate from these. */
@@ -332,7 +316,7 @@ export const RankExited = defineEvent({
     exitCode: z.int().nullable(),
     signal: z.string().max(32).nullable(),
     wallSeconds: z.number().min(0),
-    at,
+    at: UtcTimestampSchema,
   }),
 });
 
@@ -348,7 +332,7 @@ export const JobRestarting = defineEvent({
     /** The attempt about to start. */
     attempt: z.int().min(2),
     reason: z.strictObject({ code: text(128), message: z.string().max(4096) }),
-    at,
+    at: UtcTimestampSchema,
   }),
 });
 
@@ -364,6 +348,3 @@ export const executionMessages = [
   RankExited,
   JobRestarting,
 ] as const;
-
-/** Every stream execution declares. */
-export const executionStreams: readonly StreamDefinition[] = [EdgeRanksStream, JobLogsStream];

@@ -1,9 +1,18 @@
-import type { StreamDefinition } from '../stream';
-import { DeadLettersStream, MessageDeadLettered } from './system';
-import { ExecutionStream, GatewayStream, jobMessages, jobUpcasters } from './jobs';
-import { executionMessages, executionStreams } from './execution';
-import { SettlementStream, settlementMessages } from './settlement';
+import { MessageDeadLettered } from './system';
+import { jobMessages, jobUpcasters } from './jobs';
+import { executionMessages } from './execution';
+import { settlementMessages } from './settlement';
 
+export {
+  AssetSchema,
+  EdgeIdSchema,
+  EntityIdSchema,
+  FaultKindSchema,
+  GpuClassSchema,
+  MinorUnitsSchema,
+  SignedMinorUnitsSchema,
+} from './primitives';
+export * from './streams';
 export * from './system';
 export * from './providers';
 export * from './jobs';
@@ -26,12 +35,3 @@ export const catalog = [
 
 /** The upcasters `catalog`'s older versions need. */
 export const catalogUpcasters = [...jobUpcasters] as const;
-
-/** Every stream gpunet declares. */
-export const streams: readonly StreamDefinition[] = [
-  DeadLettersStream,
-  GatewayStream,
-  ExecutionStream,
-  SettlementStream,
-  ...executionStreams,
-];

@@ -2,7 +2,15 @@ import { NormalizedSpecSchema } from '@gpunet/ensemble-spec';
 import { z } from 'zod';
 import { defineEvent } from '../message';
 import { defineUpcaster } from '../registry';
-import { defineStream } from '../stream';
+import {
+  AssetSchema,
+  EntityIdSchema,
+  FaultKindSchema,
+  GpuClassSchema,
+  MinorUnitsSchema,
+  TimestampSchema,
+} from './primitives';
+import { ExecutionStream, GatewayStream } from './streams';
 
 /*
  * The job lifecycle as other services announce it: the gateway submits jobs, execution reports
@@ -11,31 +19,6 @@ import { defineStream } from '../stream';
  * smallest unit, carried as decimal strings so that they survive JSON (and u128-sized values)
  * exactly; counts and seconds are safe integers.
  */
-
-/** An amount of money: a non-negative integer in the asset's smallest unit, as a decimal string. */
-export const MinorUnitsSchema = z
-  .string()
-  .regex(/^(0|[1-9][0-9]{0,37})$/, 'must be a non-negative integer in minor units, as a decimal string');
-
-/** A signed amount (differences, corrections), same encoding with an optional `-`. */
-export const SignedMinorUnitsSchema = z
-  .string()
-  .regex(/^(0|-?[1-9][0-9]{0,37})$/, 'must be an integer in minor units, as a decimal string');
-
-/** An asset's ledger code: `NTX` (the Cardano native asset), `GPU` … One ledger per asset. */
-export const AssetSchema = z.string().regex(/^[A-Z][A-Z0-9]{1,11}$/, 'must be an asset code like NTX');
-
-/** Ids of jobs, tenants, providers, subnets: one subject token's worth of `A-Z a-z 0-9 _ -`. */
-export const EntityIdSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9_-]{1,128}$/, 'must be 1-128 characters of A-Z a-z 0-9 _ -');
-
-/** A GPU class as subnets price it (`H100-80GB`, `A100-40GB`, `RTX4090`). */
-export const GpuClassSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be a GPU class like H100-80GB');
-
-const Timestamp = z.iso.datetime({ offset: true });
 
 /** Longest job a budget can be computed for: one year. */
 export const MAX_JOB_DURATION_SECONDS = 366 * 24 * 3600;
@@ -59,20 +42,6 @@ export const ProviderUsageSchema = z.strictObject({
   agreedPricePerGpuHour: MinorUnitsSchema.optional(),
 });
 
-/** Faults a provider can be blamed for; each subnet's slashing table prices them. */
-export const FaultKindSchema = z.enum([
-  /** The host stopped answering (heartbeats, overlay) during the job. */
-  'host-lost',
-  /** A rank died of a cause attributed to the provider (GPU error, OOM of the host, kill). */
-  'rank-crashed',
-  /** The provider's results were found wrong by verification. */
-  'invalid-result',
-  /** The hardware does not match what the provider claimed (benchmarks). */
-  'claim-mismatch',
-  /** The provider withdrew its GPUs from a running job. */
-  'abandoned',
-]);
-
 /**
  * A provider's fault during a job. Usage beyond `billableGpuSeconds` (the work lost to the fault:
  * since the fault, or since the last checkpoint it invalidated) is never paid.
@@ -85,20 +54,6 @@ export const ProviderFaultSchema = z.strictObject({
   /** Whether the fault was verified (only verified faults are slashed). */
   verified: z.boolean(),
   detail: z.string().max(1024).optional(),
-});
-
-/** The gateway's stream: requests of orchestrators, providers and subnet owners, as events. */
-export const GatewayStream = defineStream({
-  name: 'GATEWAY',
-  subjects: ['gateway.>'],
-  description: 'What people asked for through the gateway: jobs submitted, subnets, withdrawals.',
-});
-
-/** The execution service's stream: the life of placed jobs and their usage. */
-export const ExecutionStream = defineStream({
-  name: 'EXECUTION',
-  subjects: ['execution.>'],
-  description: 'Jobs started, completed, failed and cancelled, and their metered usage.',
 });
 
 /** v1 of `job.submitted`: the job's terms without its spec (read as v2 with `spec: null`). */
@@ -123,7 +78,7 @@ export const JobSubmittedV1 = defineEvent({
     maxPricePerGpuHour: MinorUnitsSchema,
     /** The job is stopped after this long; the budget covers exactly this much. */
     maxDurationSeconds: z.int().min(1).max(MAX_JOB_DURATION_SECONDS),
-    submittedAt: Timestamp,
+    submittedAt: TimestampSchema,
   }),
 });
 
@@ -160,7 +115,7 @@ export const UsageReported = defineEvent({
     /** Increases with every report execution sends for this job, from 1. */
     seq: z.int().min(1).max(Number.MAX_SAFE_INTEGER),
     providers: z.array(ProviderUsageSchema).min(1).max(4096),
-    reportedAt: Timestamp,
+    reportedAt: TimestampSchema,
   }),
 });
 
@@ -178,7 +133,7 @@ export const JobCompleted = defineEvent({
     usage: FinalUsage,
     /** Providers that faulted but were recovered from (the job still completed). */
     faults: z.array(ProviderFaultSchema).max(4096).default([]),
-    completedAt: Timestamp,
+    completedAt: TimestampSchema,
   }),
 });
 
@@ -193,7 +148,7 @@ export const JobFailed = defineEvent({
     reason: z.strictObject({ code: z.string().min(1).max(128), message: z.string().max(4096) }),
     usage: FinalUsage,
     faults: z.array(ProviderFaultSchema).max(4096).default([]),
-    failedAt: Timestamp,
+    failedAt: TimestampSchema,
   }),
 });
 
@@ -207,7 +162,7 @@ export const JobCancelled = defineEvent({
   schema: z.strictObject({
     jobId: EntityIdSchema,
     usage: FinalUsage,
-    cancelledAt: Timestamp,
+    cancelledAt: TimestampSchema,
   }),
 });
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { defineCommand, defineEvent } from '../message';
 import { defineQuery } from '../query';
-import { EntityIdSchema, ExecutionStream } from './jobs';
-import { CORE_REQUEST_REPLY, EdgeIdSchema } from './providers';
+import { EdgeIdSchema, EntityIdSchema } from './primitives';
+import { CORE_REQUEST_REPLY, ExecutionStream } from './streams';
 
 /*
  * The job overlay (F7, ADR 0020): one WireGuard network per job. The control plane (execution)

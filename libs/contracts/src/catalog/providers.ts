@@ -1,8 +1,9 @@
 import { GpuRequirementSchema, LocationSchema } from '@gpunet/ensemble-spec';
 import { z } from 'zod';
-import { defineCommand, defineEvent, type MessageDefinition } from '../message';
+import { defineCommand, defineEvent } from '../message';
 import { defineQuery } from '../query';
-import { defineStream, type StreamDefinition } from '../stream';
+import { EdgeIdSchema, signedEdgeReportFields, text, UtcTimestampSchema } from './primitives';
+import { CORE_REQUEST_REPLY, DiscoveryStream, EdgeLivenessStream, EdgeStream } from './streams';
 
 /*
  * Providers and their edges (F3). One provider host runs one `provider-edge`; its identity is an
@@ -15,59 +16,9 @@ import { defineStream, type StreamDefinition } from '../stream';
  */
 
 // ---------------------------------------------------------------------------------------------------
-// Streams
-// ---------------------------------------------------------------------------------------------------
-
-/** What edges report about themselves: registrations, inventories, policies, reservations. */
-export const EdgeStream = defineStream({
-  name: 'EDGE',
-  subjects: [
-    'edge.*.registered.v1',
-    'edge.*.inventory-reported.v1',
-    'edge.*.policy-reported.v1',
-    'edge.*.reservations-reported.v1',
-    'edge.*.deregistered.v1',
-  ],
-  description: 'Signed reports of provider edges about themselves; discovery consumes them.',
-  maxAgeMs: 30 * 24 * 3600 * 1000,
-});
-
-/**
- * The last minute of heartbeats, for people inspecting an edge and for a restarted discovery that
- * wants recent liveness. Discovery reads heartbeats live on core NATS, never through a consumer.
- */
-export const EdgeLivenessStream = defineStream({
-  name: 'EDGE_LIVENESS',
-  subjects: ['edge.*.heartbeat.v1'],
-  description: 'Recent edge heartbeats (one minute).',
-  maxAgeMs: 60_000,
-  duplicateWindowMs: 30_000,
-});
-
-/** The provider aggregate's events, as discovery decided them. */
-export const DiscoveryStream = defineStream({
-  name: 'DISCOVERY',
-  subjects: ['discovery.>'],
-  description: 'Provider registry and liveness events decided by discovery.',
-});
-
-/**
- * The `stream` of a message that is never stored: commands an edge answers by core NATS
- * request/reply. No stream may capture their subjects — JetStream would answer the request with its
- * own publish acknowledgement before the edge could.
- */
-export const CORE_REQUEST_REPLY = '(core NATS request/reply: never stored)';
-
-// ---------------------------------------------------------------------------------------------------
 // Value schemas
 // ---------------------------------------------------------------------------------------------------
 
-/** An edge id: the edge's public user nkey (`U` + 55 base32 characters). */
-export const EdgeIdSchema = z
-  .string()
-  .regex(/^U[A-Z2-7]{55}$/, "must be an edge id: the edge's public user nkey (U…, 56 characters)");
-
-const text = (max: number) => z.string().min(1).max(max);
 const bytes = z.int().min(0);
 /** Minor units of an asset as a decimal string (bigint-safe), e.g. `"2500000"` for 2.50 USDC. */
 const MinorAmountSchema = z.string().regex(/^(0|[1-9][0-9]{0,38})$/, 'must be minor units: digits');
@@ -363,85 +314,6 @@ export const availableUntil = (
 };
 
 // ---------------------------------------------------------------------------------------------------
-// Signatures
-// ---------------------------------------------------------------------------------------------------
-
-/**
- * Every signed edge message carries these. `signature` is the edge key's ed25519 signature, base64url,
- * over `signingInput(type, data)`; `sequence` grows with every signed report of an edge (across
- * restarts), so a report older than one already applied is recognised.
- */
-const signed = {
-  edgeId: EdgeIdSchema,
-  /** The signing key; must equal `edgeId`. */
-  publicKey: EdgeIdSchema,
-  sequence: z.int().min(1),
-  signedAt: z.iso.datetime({ offset: false }),
-  signature: z.string().regex(/^[A-Za-z0-9_-]{86}$/, 'must be an ed25519 signature, base64url (86 chars)'),
-};
-
-/**
- * JSON with sorted keys and no whitespace: the one encoding both sides sign and verify. Only plain
- * JSON values (objects, arrays, strings, finite numbers, booleans, null) are allowed.
- */
-export const canonicalJson = (value: unknown): string => {
-  if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new TypeError('canonicalJson: numbers must be finite');
-    return JSON.stringify(value);
-  }
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  throw new TypeError(`canonicalJson: ${typeof value} is not JSON`);
-};
-
-const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-
-const base32Decode = (text: string): Uint8Array => {
-  const out: number[] = [];
-  let bits = 0;
-  let value = 0;
-  for (const c of text) {
-    const digit = BASE32.indexOf(c);
-    if (digit < 0) throw new TypeError(`not base32: ${c}`);
-    value = ((value << 5) | digit) & 0xffff;
-    bits += 5;
-    if (bits >= 8) {
-      out.push((value >>> (bits - 8)) & 0xff);
-      bits -= 8;
-    }
-  }
-  return Uint8Array.from(out);
-};
-
-/**
- * The raw 32-byte ed25519 key inside a user nkey (`U…`: prefix byte, key, CRC-16). The checksum is
- * not checked here (`fromPublic` of `@nats-io/nkeys` does); this is for handing the key to a fast
- * ed25519 implementation (Node's crypto verifies ~250× faster than the nkeys library's JS).
- */
-export const nkeyRawPublicKey = (publicKey: string): Uint8Array => base32Decode(publicKey).slice(1, 33);
-
-/** The raw 32-byte ed25519 seed inside an nkey seed (`SU…`: two prefix bytes, seed, CRC-16). */
-export const nkeyRawSeed = (seed: string): Uint8Array => base32Decode(seed.trim()).slice(2, 34);
-
-/**
- * The text an edge signs for one message: its type, version and payload without `signature`, in
- * canonical JSON. The type is part of it, so a signature never carries over to another message.
- */
-export const signingInput = (
-  def: Pick<MessageDefinition, 'type' | 'version'>,
-  data: Readonly<Record<string, unknown>>,
-): string => {
-  const { signature: _signature, ...unsigned } = data;
-  return canonicalJson({ type: def.type, version: def.version, data: unsigned });
-};
-
-// ---------------------------------------------------------------------------------------------------
 // Edge → control plane
 // ---------------------------------------------------------------------------------------------------
 
@@ -452,7 +324,7 @@ export const EdgeRegistered = defineEvent({
   stream: EdgeStream.name,
   description: 'An edge (re)joined the network: who it is, what it has and what it shares. Signed.',
   schema: z.strictObject({
-    ...signed,
+    ...signedEdgeReportFields,
     /** A name the provider chose, for people. */
     name: text(64),
     agentVersion: text(32),
@@ -468,7 +340,7 @@ export const EdgeInventoryReported = defineEvent({
   subject: 'edge.{edgeId}.inventory-reported.v1',
   stream: EdgeStream.name,
   description: "An edge's hardware changed (a GPU appeared, vanished or changed). Signed.",
-  schema: z.strictObject({ ...signed, host: HostSchema, inventory: InventorySchema }),
+  schema: z.strictObject({ ...signedEdgeReportFields, host: HostSchema, inventory: InventorySchema }),
 });
 
 export const EdgePolicyReported = defineEvent({
@@ -477,7 +349,7 @@ export const EdgePolicyReported = defineEvent({
   subject: 'edge.{edgeId}.policy-reported.v1',
   stream: EdgeStream.name,
   description: 'The provider changed what the edge shares. Signed.',
-  schema: z.strictObject({ ...signed, policy: PolicySummarySchema }),
+  schema: z.strictObject({ ...signedEdgeReportFields, policy: PolicySummarySchema }),
 });
 
 export const EdgeReservationsReported = defineEvent({
@@ -486,7 +358,7 @@ export const EdgeReservationsReported = defineEvent({
   subject: 'edge.{edgeId}.reservations-reported.v1',
   stream: EdgeStream.name,
   description: "The edge's reservations after one was accepted, released or expired. Signed.",
-  schema: z.strictObject({ ...signed, reservations: z.array(EdgeReservationSchema).max(64) }),
+  schema: z.strictObject({ ...signedEdgeReportFields, reservations: z.array(EdgeReservationSchema).max(64) }),
 });
 
 export const EdgeDeregistered = defineEvent({
@@ -495,7 +367,7 @@ export const EdgeDeregistered = defineEvent({
   subject: 'edge.{edgeId}.deregistered.v1',
   stream: EdgeStream.name,
   description: 'The provider took the edge out of the network. Signed.',
-  schema: z.strictObject({ ...signed, reason: z.string().max(256) }),
+  schema: z.strictObject({ ...signedEdgeReportFields, reason: z.string().max(256) }),
 });
 
 /**
@@ -601,7 +473,6 @@ export type ReleaseReply = z.infer<typeof ReleaseReplySchema>;
 // ---------------------------------------------------------------------------------------------------
 
 const providerId = { providerId: EdgeIdSchema };
-const at = z.iso.datetime({ offset: false });
 /** The sequence of the edge report that caused the event: older reports are recognised and ignored. */
 const sequence = z.int().min(1);
 
@@ -617,7 +488,7 @@ export const ProviderRegistered = defineEvent({
     publicKey: EdgeIdSchema,
     name: text(64),
     agentVersion: text(32),
-    at,
+    at: UtcTimestampSchema,
     host: HostSchema,
     inventory: InventorySchema,
     policy: PolicySummarySchema,
@@ -630,7 +501,13 @@ export const ProviderInventoryChanged = defineEvent({
   subject: 'discovery.provider.inventory-changed.v1',
   stream: DiscoveryStream.name,
   description: "A provider's hardware differs from what was known.",
-  schema: z.strictObject({ ...providerId, sequence, at, host: HostSchema, inventory: InventorySchema }),
+  schema: z.strictObject({
+    ...providerId,
+    sequence,
+    at: UtcTimestampSchema,
+    host: HostSchema,
+    inventory: InventorySchema,
+  }),
 });
 
 export const ProviderPolicyChanged = defineEvent({
@@ -639,7 +516,7 @@ export const ProviderPolicyChanged = defineEvent({
   subject: 'discovery.provider.policy-changed.v1',
   stream: DiscoveryStream.name,
   description: 'A provider changed what it shares.',
-  schema: z.strictObject({ ...providerId, sequence, at, policy: PolicySummarySchema }),
+  schema: z.strictObject({ ...providerId, sequence, at: UtcTimestampSchema, policy: PolicySummarySchema }),
 });
 
 export const ProviderReservationsChanged = defineEvent({
@@ -651,7 +528,7 @@ export const ProviderReservationsChanged = defineEvent({
   schema: z.strictObject({
     ...providerId,
     sequence,
-    at,
+    at: UtcTimestampSchema,
     reservations: z.array(EdgeReservationSchema).max(64),
   }),
 });
@@ -662,7 +539,7 @@ export const ProviderOnline = defineEvent({
   subject: 'discovery.provider.online.v1',
   stream: DiscoveryStream.name,
   description: 'A provider is heard from again (or for the first time).',
-  schema: z.strictObject({ ...providerId, at }),
+  schema: z.strictObject({ ...providerId, at: UtcTimestampSchema }),
 });
 
 export const ProviderOffline = defineEvent({
@@ -673,8 +550,8 @@ export const ProviderOffline = defineEvent({
   description: 'A provider was silent for longer than the liveness window; its GPUs are not offered.',
   schema: z.strictObject({
     ...providerId,
-    at,
-    lastSeenAt: at.nullable(),
+    at: UtcTimestampSchema,
+    lastSeenAt: UtcTimestampSchema.nullable(),
     reason: z.enum(['heartbeat-timeout']),
   }),
 });
@@ -685,7 +562,7 @@ export const ProviderDeregistered = defineEvent({
   subject: 'discovery.provider.deregistered.v1',
   stream: DiscoveryStream.name,
   description: 'A provider left the network.',
-  schema: z.strictObject({ ...providerId, sequence, at, reason: z.string().max(256) }),
+  schema: z.strictObject({ ...providerId, sequence, at: UtcTimestampSchema, reason: z.string().max(256) }),
 });
 
 // ---------------------------------------------------------------------------------------------------
@@ -757,7 +634,7 @@ export const FindCandidates = defineQuery({
     includeSimulated: z.boolean().default(true),
     excludeProviders: z.array(EdgeIdSchema).max(1000).default([]),
     /** Instant for availability windows; default: the server's now. */
-    at: at.nullable().default(null),
+    at: UtcTimestampSchema.nullable().default(null),
     /** `nextCursor` of the previous page. */
     cursor: z.string().max(128).nullable().default(null),
     limit: z.int().min(1).max(1000).default(200),
@@ -791,6 +668,3 @@ export const providerCatalog = [
   ProviderOffline,
   ProviderDeregistered,
 ] as const;
-
-/** Every provider stream. */
-export const providerStreams: readonly StreamDefinition[] = [EdgeStream, EdgeLivenessStream, DiscoveryStream];

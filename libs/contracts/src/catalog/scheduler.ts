@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineEvent } from '../message';
-import { defineStream, type StreamDefinition } from '../stream';
-import { EntityIdSchema, MinorUnitsSchema } from './jobs';
+import { EntityIdSchema, MinorUnitsSchema, text, UtcTimestampSchema } from './primitives';
+import { SchedulerStream } from './streams';
 
 /*
  * The scheduler (F5): gang placement with two-phase reservation on the edges (DESIGN.md §4.4–4.5).
@@ -9,16 +9,6 @@ import { EntityIdSchema, MinorUnitsSchema } from './jobs';
  * and announces where a job runs (`job.placed`), that it waits for capacity (`job.queued`) or that
  * it cannot run as asked (`job.unschedulable`, with the core's reasons in words).
  */
-
-/** The scheduler's decisions about jobs. */
-export const SchedulerStream = defineStream({
-  name: 'SCHEDULER',
-  subjects: ['scheduler.>'],
-  description: 'Jobs queued, placed (with their reservations) and unschedulable, as the scheduler decided.',
-});
-
-const at = z.iso.datetime({ offset: false });
-const text = (max: number) => z.string().min(1).max(max);
 
 /** One edge's share of a placed gang: the GPUs it reserved and the reservation that holds them. */
 export const PlacedNodeSchema = z.strictObject({
@@ -68,7 +58,7 @@ export const JobQueued = defineEvent({
     attempt: z.int().min(1),
     /** Why it waits (the last round's outcome), for people; null when just funded. */
     reason: z.string().max(1024).nullable(),
-    at,
+    at: UtcTimestampSchema,
   }),
 });
 
@@ -85,10 +75,10 @@ export const JobPlaced = defineEvent({
     asset: z.string().min(1).max(16),
     allocations: z.array(PlacedAllocationSchema).min(1).max(64),
     /** The reservations lapse at this instant unless the job starts. */
-    holdUntil: at,
+    holdUntil: UtcTimestampSchema,
     /** Reservation rounds it took (1 = first try). */
     attempt: z.int().min(1),
-    at,
+    at: UtcTimestampSchema,
   }),
 });
 
@@ -109,12 +99,9 @@ export const JobUnschedulable = defineEvent({
     /** One sentence: "8 GPUs asked; 6 match ≥ 40 GB, in subnet 'ai'; …". */
     message: z.string().max(2048),
     reasons: z.array(UnschedulableReasonSchema).max(64),
-    at,
+    at: UtcTimestampSchema,
   }),
 });
 
 /** Every scheduler message, for registries. */
 export const schedulerMessages = [JobQueued, JobPlaced, JobUnschedulable] as const;
-
-/** Every scheduler stream. */
-export const schedulerStreams: readonly StreamDefinition[] = [SchedulerStream];

@@ -1,16 +1,16 @@
 import { z } from 'zod';
 import { defineEvent } from '../message';
 import { defineQuery } from '../query';
-import { defineStream } from '../stream';
 import {
   AssetSchema,
   EntityIdSchema,
   FaultKindSchema,
-  GatewayStream,
   GpuClassSchema,
   MinorUnitsSchema,
   SignedMinorUnitsSchema,
-} from './jobs';
+  TimestampSchema,
+} from './primitives';
+import { GatewayStream, SettlementStream } from './streams';
 
 /*
  * Settlement's messages (F8, docs/economy.md): escrow, metering, payouts, deposits and withdrawals,
@@ -19,15 +19,7 @@ import {
  * stream; everything settlement decides is an event on its own stream.
  */
 
-const Timestamp = z.iso.datetime({ offset: true });
 const Bps = z.int().min(0).max(10_000);
-
-/** Settlement's own stream. */
-export const SettlementStream = defineStream({
-  name: 'SETTLEMENT',
-  subjects: ['settlement.>'],
-  description: 'Escrow, metering, payouts, deposits, withdrawals, subnets, stake and reconciliation.',
-});
 
 // ---------------------------------------------------------------------------------------------
 // Subnet parameters
@@ -109,7 +101,7 @@ export const SubnetCreateRequested = defineEvent({
     asset: AssetSchema,
     stake: MinorUnitsSchema,
     parameters: SubnetParametersSchema,
-    requestedAt: Timestamp,
+    requestedAt: TimestampSchema,
   }),
 });
 
@@ -123,7 +115,7 @@ export const SubnetParametersUpdateRequested = defineEvent({
     subnetId: EntityIdSchema,
     ownerId: EntityIdSchema,
     parameters: SubnetParametersSchema,
-    requestedAt: Timestamp,
+    requestedAt: TimestampSchema,
   }),
 });
 
@@ -137,7 +129,7 @@ export const SubnetJoinRequested = defineEvent({
     subnetId: EntityIdSchema,
     providerId: EntityIdSchema,
     stake: MinorUnitsSchema,
-    requestedAt: Timestamp,
+    requestedAt: TimestampSchema,
   }),
 });
 
@@ -147,7 +139,11 @@ export const SubnetLeaveRequested = defineEvent({
   subject: 'gateway.subnet.leave-requested.v1',
   stream: GatewayStream.name,
   description: 'A provider asked to leave a subnet; its stake unbonds.',
-  schema: z.strictObject({ subnetId: EntityIdSchema, providerId: EntityIdSchema, requestedAt: Timestamp }),
+  schema: z.strictObject({
+    subnetId: EntityIdSchema,
+    providerId: EntityIdSchema,
+    requestedAt: TimestampSchema,
+  }),
 });
 
 /** Which of an owner's accounts a withdrawal draws from. */
@@ -167,7 +163,7 @@ export const WithdrawalRequested = defineEvent({
     amount: MinorUnitsSchema,
     /** The chain address (Cardano: bech32). */
     destination: z.string().min(1).max(256),
-    requestedAt: Timestamp,
+    requestedAt: TimestampSchema,
   }),
 });
 
@@ -198,7 +194,7 @@ export const JobFunded = defineEvent({
     subnetFee: MinorUnitsSchema,
     platformFee: MinorUnitsSchema,
     terms: JobTermsSchema,
-    fundedAt: Timestamp,
+    fundedAt: TimestampSchema,
   }),
 });
 
@@ -228,7 +224,7 @@ export const EscrowRejected = defineEvent({
     required: MinorUnitsSchema.nullable(),
     /** The tenant's available balance when the job was rejected for insufficient funds. */
     available: MinorUnitsSchema.nullable(),
-    rejectedAt: Timestamp,
+    rejectedAt: TimestampSchema,
   }),
 });
 
@@ -264,7 +260,7 @@ export const UsageMetered = defineEvent({
     accrued: MinorUnitsSchema,
     /** Escrow not yet accrued. */
     remaining: MinorUnitsSchema,
-    meteredAt: Timestamp,
+    meteredAt: TimestampSchema,
   }),
 });
 
@@ -280,7 +276,7 @@ export const EscrowLow = defineEvent({
     funded: MinorUnitsSchema,
     remaining: MinorUnitsSchema,
     thresholdBps: Bps,
-    raisedAt: Timestamp,
+    raisedAt: TimestampSchema,
   }),
 });
 
@@ -298,7 +294,7 @@ export const EscrowExhausted = defineEvent({
     remaining: MinorUnitsSchema,
     /** Reported GPU-seconds the escrow could not cover, so far. */
     unbilledGpuSeconds: z.int().min(0),
-    raisedAt: Timestamp,
+    raisedAt: TimestampSchema,
   }),
 });
 
@@ -333,7 +329,7 @@ export const JobSettled = defineEvent({
         forfeited: MinorUnitsSchema,
       }),
     ),
-    settledAt: Timestamp,
+    settledAt: TimestampSchema,
   }),
 });
 
@@ -355,7 +351,7 @@ export const DepositConfirmed = defineEvent({
     chain: z.string().min(1).max(64),
     chainTxId: z.string().min(1).max(128),
     confirmations: z.int().min(0),
-    confirmedAt: Timestamp,
+    confirmedAt: TimestampSchema,
   }),
 });
 
@@ -373,7 +369,11 @@ export const WithdrawalHeld = defineEvent({
   subject: 'settlement.withdrawal.held.v1',
   stream: SettlementStream.name,
   description: 'The amount is held (pending) and sent to the chain; it is posted on confirmation.',
-  schema: z.strictObject({ ...WithdrawalFields, destination: z.string().min(1).max(256), heldAt: Timestamp }),
+  schema: z.strictObject({
+    ...WithdrawalFields,
+    destination: z.string().min(1).max(256),
+    heldAt: TimestampSchema,
+  }),
 });
 
 export const WithdrawalRejected = defineEvent({
@@ -385,7 +385,7 @@ export const WithdrawalRejected = defineEvent({
   schema: z.strictObject({
     ...WithdrawalFields,
     available: MinorUnitsSchema,
-    rejectedAt: Timestamp,
+    rejectedAt: TimestampSchema,
   }),
 });
 
@@ -398,7 +398,7 @@ export const WithdrawalCompleted = defineEvent({
   schema: z.strictObject({
     ...WithdrawalFields,
     chainTxId: z.string().min(1).max(128),
-    completedAt: Timestamp,
+    completedAt: TimestampSchema,
   }),
 });
 
@@ -408,7 +408,7 @@ export const WithdrawalFailed = defineEvent({
   subject: 'settlement.withdrawal.failed.v1',
   stream: SettlementStream.name,
   description: 'The chain refused the withdrawal; the hold was voided and the funds are available again.',
-  schema: z.strictObject({ ...WithdrawalFields, reason: z.string().max(1024), failedAt: Timestamp }),
+  schema: z.strictObject({ ...WithdrawalFields, reason: z.string().max(1024), failedAt: TimestampSchema }),
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -426,7 +426,7 @@ export const SubnetCreated = defineEvent({
     asset: AssetSchema,
     stake: MinorUnitsSchema,
     parameters: SubnetParametersSchema,
-    createdAt: Timestamp,
+    createdAt: TimestampSchema,
   }),
 });
 
@@ -453,7 +453,7 @@ export const SubnetRequestRejected = defineEvent({
       'invalid-parameters',
     ]),
     message: z.string().max(1024),
-    rejectedAt: Timestamp,
+    rejectedAt: TimestampSchema,
   }),
 });
 
@@ -467,7 +467,7 @@ export const SubnetParametersUpdated = defineEvent({
     subnetId: EntityIdSchema,
     version: z.int().min(2),
     parameters: SubnetParametersSchema,
-    updatedAt: Timestamp,
+    updatedAt: TimestampSchema,
   }),
 });
 
@@ -481,7 +481,7 @@ export const SubnetProviderJoined = defineEvent({
     subnetId: EntityIdSchema,
     providerId: EntityIdSchema,
     stake: MinorUnitsSchema,
-    joinedAt: Timestamp,
+    joinedAt: TimestampSchema,
   }),
 });
 
@@ -494,8 +494,8 @@ export const SubnetProviderLeft = defineEvent({
   schema: z.strictObject({
     subnetId: EntityIdSchema,
     providerId: EntityIdSchema,
-    leftAt: Timestamp,
-    unbondsAt: Timestamp,
+    leftAt: TimestampSchema,
+    unbondsAt: TimestampSchema,
   }),
 });
 
@@ -509,7 +509,7 @@ export const SubnetStakeReleased = defineEvent({
     subnetId: EntityIdSchema,
     providerId: EntityIdSchema,
     amount: MinorUnitsSchema,
-    releasedAt: Timestamp,
+    releasedAt: TimestampSchema,
   }),
 });
 
@@ -526,7 +526,7 @@ export const SubnetProviderSlashed = defineEvent({
     kind: FaultKindSchema,
     amount: MinorUnitsSchema,
     stakeBefore: MinorUnitsSchema,
-    slashedAt: Timestamp,
+    slashedAt: TimestampSchema,
   }),
 });
 
@@ -549,7 +549,7 @@ export const ReconciliationMismatched = defineEvent({
     custody: SignedMinorUnitsSchema,
     difference: SignedMinorUnitsSchema,
     chain: z.string().max(64),
-    checkedAt: Timestamp,
+    checkedAt: TimestampSchema,
   }),
 });
 
@@ -603,7 +603,7 @@ export const LedgerLegSchema = z.strictObject({
   amount: MinorUnitsSchema,
   pendingId: z.string().nullable(),
   jobId: z.string().nullable(),
-  at: Timestamp,
+  at: TimestampSchema,
 });
 
 export const SettlementBalancesQuery = defineQuery({
@@ -682,7 +682,7 @@ export const SubnetEconomicsQuery = defineQuery({
         providerId: EntityIdSchema,
         stake: MinorUnitsSchema,
         status: z.enum(['active', 'unbonding', 'released']),
-        unbondsAt: Timestamp.nullable(),
+        unbondsAt: TimestampSchema.nullable(),
         slashed: MinorUnitsSchema,
       }),
     ),

@@ -1,14 +1,6 @@
 import { z } from 'zod';
 import { defineEvent } from '../message';
-import { defineStream } from '../stream';
-
-/** Messages no consumer could handle, kept for people to inspect and replay. */
-export const DeadLettersStream = defineStream({
-  name: 'DEAD_LETTERS',
-  subjects: ['dlq.>'],
-  description: 'Messages a consumer gave up on, with the reason and the original bytes.',
-  maxAgeMs: 30 * 24 * 3600 * 1000,
-});
+import { DeadLettersStream } from './streams';
 
 /** Published by a consumer when it gives up on a message (poison, or out of attempts). */
 export const MessageDeadLettered = defineEvent({
