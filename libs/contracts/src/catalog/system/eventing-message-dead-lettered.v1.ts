@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineEvent } from '../message';
-import { DeadLettersStream } from './streams';
+import { defineEvent } from '../../message';
+import { DeadLettersStream } from '../streams';
 
 /** Published by a consumer when it gives up on a message (poison, or out of attempts). */
 export const MessageDeadLettered = defineEvent({
