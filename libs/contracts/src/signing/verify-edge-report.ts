@@ -1,7 +1,8 @@
 import { createPublicKey, type KeyObject, verify } from 'node:crypto';
 import { fromPublic } from '@nats-io/nkeys';
-import { nkeyRawPublicKey, signingInput } from '../catalog/providers';
 import type { MessageDefinition } from '../message';
+import { signingInput } from './canonical-json';
+import { nkeyRawPublicKey } from './nkey';
 
 const SPKI_ED25519 = Buffer.from('302a300506032b6570032100', 'hex');
 const keys = new Map<string, KeyObject>();
