@@ -1,4 +1,4 @@
-export { buildEnvelope, causedBy, type EnvelopeInit } from './build';
+export { buildEnvelope, type Causation, causedBy, type EnvelopeInit, originOf } from './build';
 export * from './catalog';
 export { type Envelope, type EnvelopeMeta, EnvelopeMetaSchema, Headers, RawEnvelopeSchema } from './envelope';
 export {
@@ -36,4 +36,5 @@ export {
 export { type Decider, type DomainEvent, DomainError, foldEvents } from './decider';
 export { defineQuery, type QueryDefinition, type QueryRequest, type QueryResponse } from './query';
 export { type Clock, systemClock } from './clock';
+export { type StreamKind, StreamKindSchema, streamIdOf } from './stream-id';
 export { edgeIdOfSubject, type SignatureFailure, verifyEdgeReport } from './signing/verify-edge-report';
