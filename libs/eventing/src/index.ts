@@ -71,7 +71,7 @@ export { type Snapshot, SnapshotStore } from './postgres/snapshots';
 export { EventBatchContext, EventContext, MessageContext, QueryContext } from './nest/contexts';
 export { type CommandRequest, EventingClient, type EventingClientOptions } from './nest/eventing.client';
 export { EVENTING, EventingModule, type EventingParts, type ServiceConnection } from './nest/eventing.module';
-export { type EventingOptions, EventingRuntime } from './nest/eventing.runtime';
+export { type ConsumerGate, type EventingOptions, EventingRuntime } from './nest/eventing.runtime';
 export { JETSTREAM, JetStreamTransport, type JetStreamTransportOptions } from './nest/jetstream.transport';
 export { type DurableSettings, durable, ephemeral, type QueryServing, served } from './nest/patterns';
 export { RethrowRpcFilter } from './nest/rethrow.filter';

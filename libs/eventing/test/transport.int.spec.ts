@@ -387,6 +387,53 @@ describe('the JetStream transport: commands to one recipient', () => {
   });
 });
 
+describe('a service that consumes only while it leads', () => {
+  it('starts no consumer at listen with consumeAtStart false, and consumes once it says so', async () => {
+    const gatedSchema = uniqueName('gated');
+    @Controller()
+    class Gated {
+      @EventPattern(CounterLimitReached, durable('transport-gated'))
+      async limit(@Payload() limit: PayloadOf<typeof CounterLimitReached>, @Ctx() ctx: EventContext) {
+        await ctx.tx.query(`CREATE TABLE IF NOT EXISTS "${ctx.tx.schema}".gated (counter_id text)`);
+        await ctx.tx.query(`INSERT INTO "${ctx.tx.schema}".gated VALUES ($1)`, [limit.counterId]);
+      }
+    }
+    @Module({
+      imports: [
+        EventingModule.forRoot({
+          service: 'transport-gated',
+          database: { url: DATABASE_URL, schema: gatedSchema },
+          nats: { servers: NATS_URL },
+          registry,
+          streams: [CounterStream, DeadLettersStream],
+          prefix,
+          consumeAtStart: false,
+        }),
+      ],
+      controllers: [Gated],
+    })
+    class GatedModule {}
+    const gated = await bootOnTransport(GatedModule);
+    try {
+      const runtime = gated.app.get<EventingRuntime>(EVENTING);
+      expect(gated.transport.consuming).toBe(false);
+      await runtime.startConsuming();
+      expect(gated.transport.consuming).toBe(true);
+      await publish(CounterLimitReached, { counterId: 'gated', limit: 1 }, 'counter-gated');
+      await waitUntil(
+        async () =>
+          (await runtime.db.query(`SELECT 1 FROM "${gatedSchema}".gated`).catch(() => [])).length > 0 || null,
+        'gated consumer applied',
+      );
+      await runtime.stopConsuming();
+      expect(gated.transport.consuming).toBe(false);
+    } finally {
+      await gated.app.close();
+      await dropSchema(gatedSchema);
+    }
+  });
+});
+
 describe('the JetStream transport refuses handlers it cannot serve, at start', () => {
   const refused = async (controller: new (...args: never[]) => unknown): Promise<unknown> => {
     @Module({ imports: [eventingModule()], controllers: [controller] })

@@ -43,6 +43,17 @@ export interface EventingOptions {
   readonly metrics?: Registry;
   /** Told every failure the pipeline recovers from (a retried message, a relay round). */
   readonly onError?: (error: unknown, context: string) => void;
+  /**
+   * Start the durable consumers when the application listens. Default true. False for a service
+   * that consumes only while it holds a lease: it calls `startConsuming()` once it leads.
+   */
+  readonly consumeAtStart?: boolean;
+}
+
+/** What serves a runtime's durable consumers (the JetStream transport). */
+export interface ConsumerGate {
+  start(): Promise<void>;
+  stop(): Promise<void>;
 }
 
 /**
@@ -63,6 +74,7 @@ export class EventingRuntime {
   readonly prefix: string;
   readonly onError: (error: unknown, context: string) => void;
   private closed: Promise<void> | undefined;
+  private gate: ConsumerGate | undefined;
 
   private constructor(
     readonly options: EventingOptions,
@@ -126,6 +138,24 @@ export class EventingRuntime {
       registry: this.registry,
       clock: this.clock,
     });
+  }
+
+  /** Called by the transport that serves this runtime's handlers. */
+  bindConsumers(gate: ConsumerGate): void {
+    if (this.gate && this.gate !== gate)
+      throw new Error('a second transport serves the same eventing runtime');
+    this.gate = gate;
+  }
+
+  /** Starts the durable consumers (idempotent): a service that leads by lease calls it once it leads. */
+  startConsuming(): Promise<void> {
+    if (!this.gate) throw new Error('no transport serves this service’s handlers yet');
+    return this.gate.start();
+  }
+
+  /** Stops the durable consumers (each finishes its batch); queries stay served. */
+  stopConsuming(): Promise<void> {
+    return this.gate?.stop() ?? Promise.resolve();
   }
 
   /** Whether Postgres answers and NATS is connected (readiness). */

@@ -22,7 +22,11 @@ import {
 export const JETSTREAM = Symbol('gpunet.jetstream');
 
 export interface JetStreamTransportOptions {
-  /** Start the durable consumers when the application listens. Default true; false: `start()` does. */
+  /**
+   * Start the durable consumers when the application listens. Default: the runtime's
+   * `consumeAtStart` (true unless the service said otherwise); false: `start()` (or the runtime's
+   * `startConsuming()`) does.
+   */
   readonly autoStart?: boolean;
   /** Settings for every durable consumer, under each consumer's own (tests lower `batchSize`). */
   readonly defaults?: DurableSettings;
@@ -81,6 +85,7 @@ export class JetStreamTransport extends Server implements CustomTransportStrateg
     private readonly options: JetStreamTransportOptions = {},
   ) {
     super();
+    eventing.bindConsumers(this);
   }
 
   override addHandler(
@@ -174,7 +179,7 @@ export class JetStreamTransport extends Server implements CustomTransportStrateg
       for (const plan of this.queries.values()) this.serve(plan);
       // Subscriptions and queries exist on the server once listen returns.
       await this.eventing.nats.nc.flush();
-      if (this.options.autoStart ?? true) await this.start();
+      if (this.options.autoStart ?? this.eventing.options.consumeAtStart ?? true) await this.start();
       callback();
     } catch (error) {
       callback(error);
