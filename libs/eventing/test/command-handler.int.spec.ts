@@ -33,6 +33,13 @@ const tallying: Decider<Increment, Tallied, { total: number; refused: number }> 
   },
 };
 
+/** A counter handler on this suite's store, with `options` on top. */
+const counterHandler = (
+  options: Partial<
+    ConstructorParameters<typeof CommandHandler<Increment, CounterEvent, { total: number }>>[0]
+  > = {},
+) => new CommandHandler({ db, store, registry: counterRegistry, decider: counterDecider, clock, ...options });
+
 const outboxCount = async (): Promise<number> => {
   const [row] = await db.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".outbox`);
   return Number(row?.n);
@@ -133,14 +140,7 @@ describe('CommandHandler: private events', () => {
   });
 
   it('refuses to append a wire type as a private event', async () => {
-    const leaky = new CommandHandler({
-      db,
-      store,
-      registry: counterRegistry,
-      decider: counterDecider,
-      clock,
-      publishes: () => false,
-    });
+    const leaky = counterHandler({ publishes: () => false });
     await expect(leaky.handle('counter-leak', { counterId: 'l', by: 1, limit: 9 })).rejects.toThrow(
       /wire message/,
     );
@@ -153,12 +153,7 @@ describe('CommandHandler: effects in the decision’s transaction', () => {
     await db.query(
       `CREATE TABLE "${schema}".totals (counter_id text PRIMARY KEY, total int NOT NULL CHECK (total <= 5))`,
     );
-    const handler = new CommandHandler({
-      db,
-      store,
-      registry: counterRegistry,
-      decider: counterDecider,
-      clock,
+    const handler = counterHandler({
       effects: async ({ tx, after }) => {
         await tx.query(
           `INSERT INTO "${tx.schema}".totals VALUES ('e', $1) ON CONFLICT (counter_id) DO UPDATE SET total = EXCLUDED.total`,
@@ -177,15 +172,7 @@ describe('CommandHandler: effects in the decision’s transaction', () => {
 
 describe('CommandHandler: serial decisions', () => {
   it('queues concurrent decisions on one stream behind its lock: no conflicts, none lost', async () => {
-    const handler = new CommandHandler({
-      db,
-      store,
-      registry: counterRegistry,
-      decider: counterDecider,
-      clock,
-      concurrency: 'serial',
-      maxRetries: 0,
-    });
+    const handler = counterHandler({ concurrency: 'serial', maxRetries: 0 });
     await Promise.all(
       Array.from({ length: 12 }, () => handler.handle('counter-s', { counterId: 's', by: 1, limit: 99 })),
     );
@@ -195,15 +182,7 @@ describe('CommandHandler: serial decisions', () => {
 });
 
 describe('CommandHandler: snapshots', () => {
-  const snapshotting = (format: number) =>
-    new CommandHandler({
-      db,
-      store,
-      registry: counterRegistry,
-      decider: counterDecider,
-      clock,
-      snapshots: { format },
-    });
+  const snapshotting = (format: number) => counterHandler({ snapshots: { format } });
 
   it('writes the state after each decision and reads it with only the events after it', async () => {
     const handler = snapshotting(1);

@@ -226,20 +226,7 @@ export class PostgresEventStore {
   }
 
   private toStored(r: EventRow): StoredEvent {
-    if (r.version === PRIVATE_EVENT_VERSION)
-      return {
-        eventId: r.event_id,
-        type: r.type,
-        version: r.version,
-        streamId: r.stream_id,
-        streamVersion: r.stream_version,
-        occurredAt: r.occurred_at.toISOString(),
-        correlationId: r.correlation_id,
-        causationId: r.causation_id,
-        data: r.data,
-        globalPosition: Number(r.global_position),
-      };
-    const envelope = this.registry.parse({
+    const stored = {
       eventId: r.event_id,
       type: r.type,
       version: r.version,
@@ -249,7 +236,9 @@ export class PostgresEventStore {
       correlationId: r.correlation_id,
       causationId: r.causation_id,
       data: r.data,
-    });
+    };
+    // A private event is the decider's own record, not a wire message: the registry does not know it.
+    const envelope = r.version === PRIVATE_EVENT_VERSION ? stored : this.registry.parse(stored);
     return { ...envelope, globalPosition: Number(r.global_position) };
   }
 }
