@@ -5,7 +5,6 @@ import { DiscoveryModule } from './app/discovery.module';
 const config = configFromEnv(process.env);
 
 runService({
-  transport: false, // until this service serves its handlers on the JetStream transport
   name: 'discovery',
   module: ({ metrics, logger }) => {
     const missing = missingNodeFlags(process.execArgv, process.env['NODE_OPTIONS']);
