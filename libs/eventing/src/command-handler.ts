@@ -24,7 +24,11 @@ export interface CommandMetadata {
    * stream.
    */
   readonly correlationId?: string;
-  /** The message or command that caused this one: its events' `causationId`. Default: the command's id. */
+  /**
+   * The message or command that caused this one: its events' `causationId`. Default: the stream's
+   * last event — a decision the service takes on its own (a timer, a tick) is caused by the state
+   * it was taken on, so the causal chain never breaks — or, for a new stream, the command's id.
+   */
   readonly causationId?: string;
 }
 
@@ -80,7 +84,7 @@ export interface CommandHandlerOptions<C, E extends DomainEvent, S> {
 }
 
 export interface HandledCommand<E extends DomainEvent, S> {
-  /** The command's id: the events' causation unless the caller named another. */
+  /** The command's id (a new stream's events are caused by it unless the caller named a cause). */
   readonly commandId: string;
   /** Every event appended (empty when the decider decided nothing), private ones included. */
   readonly events: readonly StoredEvent[];
@@ -151,7 +155,12 @@ export class CommandHandler<C, E extends DomainEvent, S> {
   private async read(
     tx: Tx | undefined,
     streamId: string,
-  ): Promise<{ state: S; version: number; correlationId: string | undefined }> {
+  ): Promise<{
+    state: S;
+    version: number;
+    correlationId: string | undefined;
+    lastEventId: string | undefined;
+  }> {
     const { store, decider, db } = this.options;
     const snapshot: Snapshot | undefined = await this.snapshots?.read(tx ?? db, streamId);
     const base = snapshot ? (snapshot.state as S) : decider.initialState;
@@ -162,6 +171,7 @@ export class CommandHandler<C, E extends DomainEvent, S> {
       state,
       version: history.at(-1)?.streamVersion ?? snapshot?.version ?? 0,
       correlationId: history.at(-1)?.correlationId ?? snapshot?.correlationId,
+      lastEventId: history.at(-1)?.eventId ?? snapshot?.lastEventId,
     };
   }
 
@@ -174,7 +184,7 @@ export class CommandHandler<C, E extends DomainEvent, S> {
   ): Promise<HandledCommand<E, S>> {
     const { store, decider, clock, registry } = this.options;
     if (this.options.concurrency === 'serial') await lockStream(required(tx), streamId);
-    const { state, version, correlationId } = await this.read(tx, streamId);
+    const { state, version, correlationId, lastEventId } = await this.read(tx, streamId);
     const command =
       typeof input === 'function'
         ? await (input as (s: S, t: Tx | undefined) => C | null | Promise<C | null>)(state, tx)
@@ -184,7 +194,7 @@ export class CommandHandler<C, E extends DomainEvent, S> {
       return { commandId, events: [], domainEvents: [], before: state, state, nextExpectedVersion: version };
     const occurredAt = clock.now().toISOString();
     const correlation = metadata.correlationId ?? correlationId ?? commandId;
-    const causation = metadata.causationId ?? commandId;
+    const causation = metadata.causationId ?? lastEventId ?? commandId;
     const publishes = this.options.publishes ?? (() => true);
     const events: NewEvent[] = decided.map((e) => {
       const wire = publishes(e);
@@ -218,6 +228,7 @@ export class CommandHandler<C, E extends DomainEvent, S> {
       state: after,
       version: result.nextExpectedVersion,
       correlationId: correlation,
+      lastEventId: result.events.at(-1)!.eventId,
     });
     return {
       commandId,

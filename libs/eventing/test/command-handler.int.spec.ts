@@ -77,10 +77,10 @@ describe('CommandHandler: causation', () => {
     });
   });
 
-  it('keeps the stream’s correlation when the caller names none, and names the command as the cause', async () => {
-    const handled = await handler.handle('counter-c1', { counterId: 'c1', by: 1, limit: 9 });
+  it('keeps the stream’s correlation when the caller names none, caused by the event it decided on', async () => {
+    await handler.handle('counter-c1', { counterId: 'c1', by: 1, limit: 9 });
     const events = await store.readStream('counter-c1');
-    expect(events[1]).toMatchObject({ correlationId: 'req-1', causationId: handled.commandId });
+    expect(events[1]).toMatchObject({ correlationId: 'req-1', causationId: events[0]!.eventId });
   });
 
   it('starts a new stream’s correlation at the command when nobody names one: never null', async () => {
@@ -188,10 +188,21 @@ describe('CommandHandler: snapshots', () => {
     const handler = snapshotting(1);
     await handler.handle('counter-n', { counterId: 'n', by: 1, limit: 99 }, { correlationId: 'snap' });
     await handler.handle('counter-n', { counterId: 'n', by: 2, limit: 99 });
-    const [row] = await db.query<{ version: number; state: unknown; correlation_id: string }>(
-      `SELECT version, state, correlation_id FROM "${schema}".snapshots WHERE stream_id = 'counter-n'`,
+    const [row] = await db.query<{
+      version: number;
+      state: unknown;
+      correlation_id: string;
+      last_event_id: string;
+    }>(
+      `SELECT version, state, correlation_id, last_event_id FROM "${schema}".snapshots WHERE stream_id = 'counter-n'`,
     );
-    expect(row).toEqual({ version: 2, state: { total: 3 }, correlation_id: 'snap' });
+    const second = (await store.readStream('counter-n'))[1]!;
+    expect(row).toEqual({
+      version: 2,
+      state: { total: 3 },
+      correlation_id: 'snap',
+      last_event_id: second.eventId,
+    });
     // An event appended by another writer after the snapshot is folded on top of it.
     await store.append(
       'counter-n',
@@ -211,7 +222,15 @@ describe('CommandHandler: snapshots', () => {
     expect(await handler.load('counter-n')).toEqual({ state: { total: 7 }, version: 3 });
     const next = await handler.handle('counter-n', { counterId: 'n', by: 1, limit: 99 });
     expect(next.state).toEqual({ total: 8 });
-    expect((await store.readStream('counter-n')).at(-1)).toMatchObject({ correlationId: 'snap' });
+    const [, , third, fourth] = await store.readStream('counter-n');
+    expect(fourth).toMatchObject({ correlationId: 'snap', causationId: third!.eventId });
+  });
+
+  it('a decision on a snapshot alone keeps the stream’s correlation and is caused by its last event', async () => {
+    const handler = snapshotting(1);
+    const events = await store.readStream('counter-n');
+    const next = await handler.handle('counter-n', { counterId: 'n', by: 1, limit: 99 });
+    expect(next.events[0]).toMatchObject({ correlationId: 'snap', causationId: events.at(-1)!.eventId });
   });
 
   it('ignores a snapshot of another format and folds the stream', async () => {
@@ -220,6 +239,6 @@ describe('CommandHandler: snapshots', () => {
       `UPDATE "${schema}".snapshots SET state = '{"total": -100}' WHERE stream_id = 'counter-n'`,
     );
     expect((await snapshotting(1).load('counter-n')).state).toEqual({ total: -100 });
-    expect((await snapshotting(2).load('counter-n')).state).toEqual({ total: 8 });
+    expect((await snapshotting(2).load('counter-n')).state).toEqual({ total: 9 });
   });
 });

@@ -28,8 +28,10 @@ export class PrivateEventsSnapshots1732900000005 implements MigrationInterface {
         version    integer     NOT NULL CHECK (version > 0),
         format     integer     NOT NULL,
         state      jsonb       NOT NULL,
-        -- the stream's correlation, which a decision's events keep when no event is read after it
+        -- the stream's correlation and its last event (event version): what a decision's events
+        -- keep and are caused by when no event is read after the snapshot
         correlation_id text    NOT NULL,
+        last_event_id  uuid    NOT NULL,
         updated_at timestamptz NOT NULL DEFAULT now()
       )`);
   }
