@@ -42,10 +42,26 @@ export const buildEnvelope = <D extends MessageDefinition>(
   };
 };
 
-/** Metadata for a message caused by `cause`: same correlation, causation = cause's id. */
-export const causedBy = (
-  cause: Pick<Envelope, 'eventId' | 'correlationId'>,
-): Pick<EnvelopeInit, 'correlationId' | 'causationId'> => ({
+/**
+ * Where a message comes from: the chain it belongs to (`correlationId`, the id of the request that
+ * started it, carried unchanged through every hop) and the message or command that caused it.
+ */
+export interface Causation {
+  readonly correlationId: string;
+  readonly causationId: string;
+}
+
+/** The causation of a message caused by `cause`: the same correlation, caused by the cause's id. */
+export const causedBy = (cause: Pick<Envelope, 'eventId' | 'correlationId'>): Causation => ({
   correlationId: cause.correlationId,
   causationId: cause.eventId,
+});
+
+/**
+ * The causation of a chain's first message: the request (a REST call, a CLI command, a timer's
+ * decision) whose id starts the correlation and is the cause.
+ */
+export const originOf = (requestId: string): Causation => ({
+  correlationId: requestId,
+  causationId: requestId,
 });

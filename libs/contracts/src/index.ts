@@ -1,4 +1,4 @@
-export { buildEnvelope, causedBy, type EnvelopeInit } from './build';
+export { buildEnvelope, type Causation, causedBy, type EnvelopeInit, originOf } from './build';
 export {
   AccountBalanceSchema,
   AccountIdSchema,
@@ -292,4 +292,5 @@ export { defineQuery, type QueryDefinition, type QueryRequest, type QueryRespons
 export { type Clock, systemClock } from './clock';
 export { canonicalJson, signingInput } from './signing/canonical-json';
 export { nkeyRawPublicKey, nkeyRawSeed } from './signing/nkey';
+export { type StreamKind, StreamKindSchema, streamIdOf } from './stream-id';
 export { edgeIdOfSubject, type SignatureFailure, verifyEdgeReport } from './signing/verify-edge-report';

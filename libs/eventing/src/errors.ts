@@ -36,6 +36,13 @@ export class NoRespondersError extends EventingError {
   override readonly name = 'NoRespondersError';
 }
 
+/** An operation this library refuses rather than pretends to do; the message says why and what to do instead. */
+export class NotSupportedError extends EventingError {
+  readonly code = 'NOT_SUPPORTED' as const;
+  readonly retryable = false;
+  override readonly name = 'NotSupportedError';
+}
+
 /** The query's server answered with an error; `remoteCode` is the server's error code. */
 export class QueryFailedError extends EventingError {
   readonly code = 'QUERY_FAILED' as const;

@@ -2,11 +2,14 @@ export { type BackoffPolicy, backoffDelay } from './backoff';
 export { Batcher, type BatcherOptions } from './batcher';
 export { type Clock, systemClock } from '@gpunet/contracts';
 export {
-  CommandHandler,
   type CommandHandlerOptions,
+  type CommandInput,
   type CommandMetadata,
+  CommandHandler,
+  type Decision,
   type HandledCommand,
 } from './command-handler';
+export { Envelopes } from './envelopes';
 export {
   ConcurrencyError,
   errorCode,
@@ -17,6 +20,7 @@ export {
   isRetryable,
   isTransientInfrastructureError,
   NoRespondersError,
+  NotSupportedError,
   PermanentHandlerError,
   QueryFailedError,
   QueryTimeoutError,
@@ -49,6 +53,7 @@ export {
   type NewEvent,
   type OutboxMessage,
   PostgresEventStore,
+  PRIVATE_EVENT_VERSION,
   type StoredEvent,
 } from './postgres/event-store';
 export { eventingMigrations } from './postgres/migrations';
@@ -61,14 +66,12 @@ export {
 } from './projection';
 export { askQuery, EncodedResponse, type QueryServerOptions, serveQuery } from './query/query';
 export { contextFromTraceRecord, currentTraceRecord, type TraceRecord } from './tracing';
-export {
-  type ConsumerSpec,
-  EVENTING_DATABASE,
-  EVENTING_EVENT_STORE,
-  EVENTING_NATS,
-  EVENTING_REGISTRY,
-  EVENTING_RUNTIME,
-  EventingModule,
-  type EventingModuleOptions,
-  EventingRuntime,
-} from './nest/eventing.module';
+export { lockStream, lockStreams } from './postgres/stream-lock';
+export { type Snapshot, SnapshotStore } from './postgres/snapshots';
+export { EventBatchContext, EventContext, MessageContext, QueryContext } from './nest/contexts';
+export { type CommandRequest, EventingClient, type EventingClientOptions } from './nest/eventing.client';
+export { EVENTING, EventingModule, type EventingParts, type ServiceConnection } from './nest/eventing.module';
+export { type ConsumerGate, type EventingOptions, EventingRuntime } from './nest/eventing.runtime';
+export { JETSTREAM, JetStreamTransport, type JetStreamTransportOptions } from './nest/jetstream.transport';
+export { type DurableSettings, durable, ephemeral, type QueryServing, served } from './nest/patterns';
+export { RethrowRpcFilter } from './nest/rethrow.filter';

@@ -10,6 +10,8 @@ export interface EventingMetrics {
   readonly handlerFailures: Counter<'consumer' | 'code'>;
   readonly deadLettered: Counter<'consumer' | 'code'>;
   readonly batchSeconds: Histogram<'consumer'>;
+  readonly subscriptionRejected: Counter<'subscription' | 'reason'>;
+  readonly subscriptionFailures: Counter<'subscription'>;
 }
 
 const cache = new WeakMap<Registry, EventingMetrics>();
@@ -63,6 +65,18 @@ export const eventingMetrics = (registry: Registry): EventingMetrics => {
       help: 'Time to handle and commit one batch.',
       labelNames: ['consumer'],
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    }),
+    subscriptionRejected: new Counter({
+      name: 'gpunet_subscription_rejected_total',
+      help: 'Core-NATS messages dropped before their handler: not JSON, off contract, or of a type the subscription does not take.',
+      labelNames: ['subscription', 'reason'],
+      registers,
+    }),
+    subscriptionFailures: new Counter({
+      name: 'gpunet_subscription_handler_failures_total',
+      help: 'Core-NATS messages whose handler failed (reported, not retried).',
+      labelNames: ['subscription'],
       registers,
     }),
   };

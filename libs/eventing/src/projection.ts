@@ -8,7 +8,7 @@ import {
 import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Database, Tx } from './postgres/database';
-import type { PostgresEventStore } from './postgres/event-store';
+import { type PostgresEventStore, PRIVATE_EVENT_VERSION } from './postgres/event-store';
 
 /**
  * A read model kept in Postgres. `apply` must be deterministic in the events it is given: rebuilding
@@ -72,7 +72,9 @@ export const rebuildFromEventStore = async (
     for (let after = 0; ;) {
       const page = await store.readAll({ afterPosition: after, limit: options.pageSize ?? 1000 });
       if (page.length === 0) break;
-      for (const event of page) await projection.apply(event, tx);
+      // A service's private events never left it: no projection of published events sees them.
+      for (const event of page)
+        if (event.version !== PRIVATE_EVENT_VERSION) await projection.apply(event, tx);
       await markApplied(
         tx,
         projection,

@@ -68,6 +68,7 @@ describe('PostgresEventStore', () => {
 
 describe('CommandHandler', () => {
   const handler = new CommandHandler({
+    db,
     store,
     registry: counterRegistry,
     decider: counterDecider,
@@ -89,6 +90,7 @@ describe('CommandHandler', () => {
     const results = await Promise.all(
       Array.from({ length: 20 }, () =>
         new CommandHandler({
+          db,
           store,
           registry: counterRegistry,
           decider: counterDecider,
@@ -107,6 +109,7 @@ describe('CommandHandler', () => {
   it('an unknown event type from a decider is refused before anything is written', async () => {
     const registry = createRegistry([CounterIncremented]);
     const limited = new CommandHandler({
+      db,
       store: new PostgresEventStore(db, registry),
       registry,
       decider: counterDecider,

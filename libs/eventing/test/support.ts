@@ -24,3 +24,5 @@ export const waitUntil = <T>(
   description: string,
   timeoutMs = 30_000,
 ): Promise<NonNullable<T>> => waitFor(probe, { description, timeoutMs });
+
+export { bootOnTransport } from './boot';

@@ -9,8 +9,16 @@ import {
   startMetricsServer,
   type Telemetry,
 } from '@gpunet/telemetry';
+import {
+  EVENTING,
+  type EventingRuntime,
+  JetStreamTransport,
+  type JetStreamTransportOptions,
+  RethrowRpcFilter,
+} from '@gpunet/eventing';
 import { type DynamicModule, type INestApplicationContext, Module, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import type { INestMicroservice } from '@nestjs/common';
 import { InvalidConfigError } from './config';
 import { NestPinoLogger } from './nest-logger';
 
@@ -41,6 +49,13 @@ export interface RunServiceOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** A logger to use instead of one on stdout (tests pass one writing to memory). */
   readonly logger?: Logger;
+  /**
+   * Serve the module's `@EventPattern` and `@MessagePattern` controllers on the JetStream
+   * transport, over the `EventingRuntime` the module provides (`EventingModule`, under
+   * `EVENTING`), with these options. Default: on. `false`: a plain application context (a service
+   * without eventing, such as the relay).
+   */
+  readonly transport?: JetStreamTransportOptions | false;
 }
 
 @Module({})
@@ -49,6 +64,8 @@ class ServiceRootModule {}
 export interface RunningService {
   readonly context: ServiceContext;
   readonly app: INestApplicationContext;
+  /** The JetStream transport serving the handlers (absent with `transport: false`). */
+  readonly transport: JetStreamTransport | undefined;
   /** The bound metrics port, when an endpoint is served. */
   readonly metricsPort: number | undefined;
   /** Stops the application (consumers finish their batch), the metrics endpoint and telemetry. Idempotent. */
@@ -103,6 +120,8 @@ export const runService = async (options: RunServiceOptions): Promise<RunningSer
   const context: ServiceContext = { name: options.name, logger, metrics, telemetry };
 
   let app: INestApplicationContext | undefined;
+  let transport: JetStreamTransport | undefined;
+  let eventingRuntime: EventingRuntime | undefined;
   let ready = false;
   let metricsServer: MetricsServer | undefined;
   try {
@@ -115,16 +134,42 @@ export const runService = async (options: RunServiceOptions): Promise<RunningSer
       exports: [SERVICE_CONTEXT],
     };
     // abortOnError false: a failed start is reported and rethrown, not a process.abort().
-    app = await NestFactory.createApplicationContext(root, {
-      logger: new NestPinoLogger(logger),
-      abortOnError: false,
-    });
-    await app.init();
+    const nestOptions = { logger: new NestPinoLogger(logger), abortOnError: false };
+    if (options.transport === false) {
+      app = await NestFactory.createApplicationContext(root, nestOptions);
+      await app.init();
+    } else {
+      const transportOptions = options.transport ?? {};
+      const microservice: INestMicroservice = await NestFactory.createMicroservice(root, {
+        ...nestOptions,
+        inject: [EVENTING],
+        useFactory: (eventing: EventingRuntime) => {
+          transport = new JetStreamTransport(eventing, transportOptions);
+          eventingRuntime = eventing;
+          return { strategy: transport };
+        },
+      });
+      app = microservice;
+      // A handler's error reaches the transport as thrown: it retries or dead-letters by its type.
+      microservice.useGlobalFilters(new RethrowRpcFilter());
+      // Lifecycle hooks (init, bootstrap) first, then the consumers and queries.
+      await microservice.listen();
+    }
     const port = options.metricsPort ?? (env['METRICS_PORT'] ? Number(env['METRICS_PORT']) : undefined);
     if (port !== undefined) {
       if (!Number.isInteger(port) || port < 0 || port > 65_535)
         throw new Error(`METRICS_PORT must be a port number, not ${String(port)}`);
-      metricsServer = await startMetricsServer({ port, registry: metrics, health: () => ready });
+      metricsServer = await startMetricsServer({
+        port,
+        registry: metrics,
+        // Alive and able to work: started, and (with eventing) Postgres and NATS answer.
+        health: async () => {
+          if (!ready) return false;
+          if (!eventingRuntime) return true;
+          const { database, nats } = await eventingRuntime.health();
+          return database && nats;
+        },
+      });
     }
   } catch (error) {
     logger.fatal({ err: error }, `${options.name} failed to start`);
@@ -161,5 +206,5 @@ export const runService = async (options: RunServiceOptions): Promise<RunningSer
     }
   }
   logger.info({ metricsPort: metricsServer?.port }, `${options.name} started`);
-  return { context, app, metricsPort: metricsServer?.port, close };
+  return { context, app, transport, metricsPort: metricsServer?.port, close };
 };

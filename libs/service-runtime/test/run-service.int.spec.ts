@@ -40,6 +40,7 @@ describe('runService', () => {
     const service = await runService({
       name: 'probe',
       module: () => ProbeModule,
+      transport: false,
       metricsPort: 0,
       handleSignals: false,
       logger,
@@ -68,7 +69,13 @@ describe('runService', () => {
     class BrokenModule {}
     const { lines, logger } = memoryLogger();
     await expect(
-      runService({ name: 'probe', module: () => BrokenModule, handleSignals: false, logger }),
+      runService({
+        name: 'probe',
+        module: () => BrokenModule,
+        transport: false,
+        handleSignals: false,
+        logger,
+      }),
     ).rejects.toThrow('cannot reach the database');
     expect(lines.some((l) => l['level'] === 60 || l['level'] === 'fatal')).toBe(true);
   });
@@ -78,7 +85,14 @@ describe('runService', () => {
     const { lines, logger } = memoryLogger();
     return {
       lines,
-      started: runService({ name: 'probe', module: () => ProbeModule, handleSignals: false, logger, env }),
+      started: runService({
+        name: 'probe',
+        module: () => ProbeModule,
+        transport: false,
+        handleSignals: false,
+        logger,
+        env,
+      }),
     };
   };
 

@@ -46,7 +46,7 @@ describe('discovery with three simulated edges (real NATS, Postgres and edge pro
   const providerIds = async (gpus = '{ count: 1 }') =>
     (await ask({ gpu: gpuRequirement(gpus) })).items.map((i) => i.providerId).sort();
   const lastSeen = async (id: string): Promise<number | null> => {
-    const [row] = await d.runtime.db.query<{ last_seen_at: Date | null }>(
+    const [row] = await d.eventing.db.query<{ last_seen_at: Date | null }>(
       `SELECT last_seen_at FROM "${d.pg.schema}".providers WHERE provider_id = $1`,
       [id],
     );
@@ -97,7 +97,7 @@ describe('discovery with three simulated edges (real NATS, Postgres and edge pro
   it('registers the three edges and projects their GPUs', async () => {
     const rows = await waitFor(
       async () => {
-        const r = await d.runtime.db.query<{
+        const r = await d.eventing.db.query<{
           provider_id: string;
           status: string;
           simulated: boolean;
@@ -198,7 +198,7 @@ describe('discovery with three simulated edges (real NATS, Postgres and edge pro
     await heardNow(h100, a100);
     expect(await d.runtime.sweep()).toEqual({ offline: [rtx.edgeId], online: [] });
     expect(await providerIds()).toEqual([h100.edgeId, a100.edgeId].sort());
-    const [offline] = await d.runtime.db.query<{ offered: string }>(
+    const [offline] = await d.eventing.db.query<{ offered: string }>(
       `SELECT count(*) FILTER (WHERE available) AS offered FROM "${d.pg.schema}".gpus WHERE provider_id = $1`,
       [rtx.edgeId],
     );
@@ -210,7 +210,7 @@ describe('discovery with three simulated edges (real NATS, Postgres and edge pro
     expect(await d.runtime.sweep()).toEqual({ offline: [], online: [rtx.edgeId] });
     expect(await providerIds()).toEqual([h100.edgeId, a100.edgeId, rtx.edgeId].sort());
 
-    const events = await d.runtime.db.query<{ type: string }>(
+    const events = await d.eventing.db.query<{ type: string }>(
       `SELECT type FROM "${d.pg.schema}".events WHERE stream_id = $1 ORDER BY stream_version`,
       [`provider-${rtx.edgeId}`],
     );
@@ -269,7 +269,7 @@ describe('discovery with three simulated edges (real NATS, Postgres and edge pro
       },
       { description: 'reserved GPUs to leave the candidate set', timeoutMs: 15_000 },
     );
-    const [held] = await d.runtime.db.query<{ reserved: string[] }>(
+    const [held] = await d.eventing.db.query<{ reserved: string[] }>(
       `SELECT array_agg(uuid ORDER BY uuid) AS reserved FROM "${d.pg.schema}".gpus WHERE provider_id = $1 AND reserved_by = 'r-1'`,
       [a100.edgeId],
     );
@@ -280,14 +280,14 @@ describe('discovery with three simulated edges (real NATS, Postgres and edge pro
     await h100.restart();
     await waitFor(
       async () => {
-        const [r] = await d.runtime.db.query<{ n: string }>(
+        const [r] = await d.eventing.db.query<{ n: string }>(
           `SELECT count(*) AS n FROM "${d.pg.schema}".inbox WHERE consumer = 'discovery-edge-reports'`,
         );
         return Number(r?.n) >= 5;
       },
       { description: 'the second registration to be handled', timeoutMs: 30_000 },
     );
-    const events = await d.runtime.db.query<{ type: string }>(
+    const events = await d.eventing.db.query<{ type: string }>(
       `SELECT type FROM "${d.pg.schema}".events WHERE stream_id = $1 ORDER BY stream_version`,
       [`provider-${h100.edgeId}`],
     );

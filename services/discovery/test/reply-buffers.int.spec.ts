@@ -28,7 +28,6 @@ describe('candidate replies written into reused buffers (real NATS)', () => {
     cache = new CandidateCache({
       db: {} as Pick<Database, 'query' | 'schema'>,
       nc: server.nc,
-      prefix: server.prefix,
       maxReplyBytes: 100_000,
     });
     const h100 = { model: 'NVIDIA H100 80GB HBM3', modelWords: ' NVIDIA H100 80GB HBM3 ' };

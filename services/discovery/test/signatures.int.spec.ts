@@ -10,7 +10,7 @@ import { waitFor } from '@gpunet/testing';
 import { jetstream } from '@nats-io/jetstream';
 import { createUser, type KeyPair } from '@nats-io/nkeys';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EDGE_REPORTS_CONSUMER } from '../src/app/discovery.module';
+import { EDGE_REPORTS_CONSUMER } from '../src/app/edge-reports.handler';
 import { type DiscoveryUnderTest, metricValue, startDiscovery } from './support/harness';
 
 type Registration = PayloadOf<typeof EdgeRegistered>;
@@ -120,7 +120,7 @@ describe('signed registrations (real NATS and Postgres)', () => {
 
     const providers = await waitFor(
       async () => {
-        const rows = await d.runtime.db.query<{ provider_id: string }>(
+        const rows = await d.eventing.db.query<{ provider_id: string }>(
           `SELECT provider_id FROM "${d.pg.schema}".providers`,
         );
         return rows.length > 0 ? rows : undefined;

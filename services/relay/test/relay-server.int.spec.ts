@@ -300,6 +300,7 @@ describe('the relay service', () => {
     });
     const service = await runService({
       name: 'relay',
+      transport: false,
       module: ({ metrics, logger }) => RelayModule.forRoot({ config, metrics, logger }),
       metricsPort: 0,
       handleSignals: false,

@@ -5,6 +5,7 @@ import { SchedulerModule } from './app/scheduler.module';
 const config = configFromEnv(process.env);
 
 runService({
+  transport: false, // until this service serves its handlers on the JetStream transport
   name: 'scheduler',
   module: ({ metrics, logger }) =>
     SchedulerModule.forRoot({

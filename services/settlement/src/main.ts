@@ -9,6 +9,7 @@ const config = configFromEnv(process.env);
 const chain = new SimulatedChainAdapter({ assets: config.assets });
 
 runService({
+  transport: false, // until this service serves its handlers on the JetStream transport
   name: 'settlement',
   module: ({ metrics, logger }) =>
     SettlementModule.forRoot({

@@ -15,7 +15,8 @@ export interface PreparedAppend {
     readonly correlationId: string;
     readonly causationId: string | null;
     readonly occurredAt: string;
-    readonly subject: string;
+    /** Null for a private event: no outbox row. */
+    readonly subject: string | null;
   }[];
   readonly trace: TraceRecord | null;
 }

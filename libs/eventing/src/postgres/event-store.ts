@@ -10,10 +10,16 @@ import {
 } from './append-batch';
 import type { Database, Tx } from './database';
 
-/** An event to append: an envelope without its stream position, which the store assigns. */
+/**
+ * An event to append: an envelope without its stream position, which the store assigns. A wire
+ * event (a registered type and its version) is validated and published through the outbox; a
+ * private one (`version: PRIVATE_EVENT_VERSION`) is stored in its stream, in order with the
+ * others, and never published nor validated against the registry (it is a decider's own record).
+ */
 export interface NewEvent {
   readonly eventId: string;
   readonly type: string;
+  /** The registered version of `type`; `PRIVATE_EVENT_VERSION` for a service-private event. */
   readonly version: number;
   readonly data: unknown;
   readonly occurredAt: string;
@@ -22,6 +28,9 @@ export interface NewEvent {
   /** Values for the `{tokens}` of the definition's subject template, if it has any. */
   readonly subjectParams?: Readonly<Record<string, string>>;
 }
+
+/** The version that marks a service-private event: stored, never published (no wire message has it). */
+export const PRIVATE_EVENT_VERSION = 0;
 
 /** An event as stored: its envelope plus its position in the global order. */
 export interface StoredEvent extends Envelope {
@@ -126,8 +135,13 @@ export class PostgresEventStore {
       if (mustBe !== null && current !== mustBe) throw new ConcurrencyError(streamId, expected, current);
       return { nextExpectedVersion: current, events: [] };
     }
-    // Validate before touching the database: nothing invalid is ever stored.
+    // Validate before touching the database: no invalid wire event is ever stored.
     const validated = events.map((e) => {
+      if (e.version === PRIVATE_EVENT_VERSION) {
+        if (this.registry.has(e.type))
+          throw new Error(`${e.type} is a wire message: it cannot be appended as a private event`);
+        return { event: e, data: e.data, subject: null };
+      }
       const def = this.registry.get(e.type, e.version);
       return {
         event: e,
@@ -212,7 +226,7 @@ export class PostgresEventStore {
   }
 
   private toStored(r: EventRow): StoredEvent {
-    const envelope = this.registry.parse({
+    const stored = {
       eventId: r.event_id,
       type: r.type,
       version: r.version,
@@ -222,7 +236,9 @@ export class PostgresEventStore {
       correlationId: r.correlation_id,
       causationId: r.causation_id,
       data: r.data,
-    });
+    };
+    // A private event is the decider's own record, not a wire message: the registry does not know it.
+    const envelope = r.version === PRIVATE_EVENT_VERSION ? stored : this.registry.parse(stored);
     return { ...envelope, globalPosition: Number(r.global_position) };
   }
 }

@@ -97,7 +97,7 @@ export interface QueryServerOptions {
  */
 export const serveQuery = <Q extends QueryDefinition>(
   def: Q,
-  handler: (request: z.output<Q['request']>) => Promise<QueryResponse<Q> | EncodedResponse>,
+  handler: (request: z.output<Q['request']>, msg: Msg) => Promise<QueryResponse<Q> | EncodedResponse>,
   options: QueryServerOptions,
 ): Subscription =>
   options.nc.subscribe(def.subject(options.prefix ?? ''), {
@@ -113,7 +113,7 @@ export const serveQuery = <Q extends QueryDefinition>(
 
 const answer = async <Q extends QueryDefinition>(
   def: Q,
-  handler: (request: z.output<Q['request']>) => Promise<QueryResponse<Q> | EncodedResponse>,
+  handler: (request: z.output<Q['request']>, msg: Msg) => Promise<QueryResponse<Q> | EncodedResponse>,
   msg: Msg,
   options: QueryServerOptions,
 ): Promise<void> => {
@@ -161,7 +161,7 @@ const answer = async <Q extends QueryDefinition>(
         return;
       }
       try {
-        const result = await handler(request.data as z.output<Q['request']>);
+        const result = await handler(request.data as z.output<Q['request']>, msg);
         if (result instanceof EncodedResponse) {
           if (options.validateResponses !== false)
             def.response.parse(JSON.parse(new TextDecoder().decode(result.json)));

@@ -1,19 +1,23 @@
 /**
- * The chain proof's two small services as Nest applications: the counter service (commands → event
- * store → outbox) and the counter projector (JetStream → projection). Injection names its tokens:
- * gpunet builds without decorator metadata.
+ * The chain proof's two small services in the service shape every gpunet service has: the counter
+ * service (a command → the command handler → event store → outbox) and the counter projector (an
+ * `@EventPattern` controller on the JetStream transport → projection), each booted as a Nest
+ * microservice over its `EventingModule`. Injection names its tokens: gpunet builds without
+ * decorator metadata.
  */
-import { Inject, Injectable, Module } from '@nestjs/common';
+import type { PayloadOf } from '@gpunet/contracts';
+import { Controller, Inject, Injectable, Module } from '@nestjs/common';
+import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import {
-  CommandHandler,
-  type Database,
-  EVENTING_EVENT_STORE,
-  EVENTING_REGISTRY,
+  type CommandHandler,
+  durable,
+  EVENTING,
+  type EventContext,
   EventingModule,
-  type PostgresEventStore,
-  systemClock,
+  type EventingRuntime,
 } from '../../src';
 import {
+  type CounterEvent,
   counterDecider,
   CounterIncremented,
   type Increment,
@@ -21,30 +25,34 @@ import {
   counterRegistry,
 } from '../fixtures/counter';
 import { applyAudit } from '../fixtures/projection';
-import type { MessageRegistry } from '@gpunet/contracts';
 import { env } from './spans';
 
 @Injectable()
 export class CounterCommands {
-  private readonly handler: CommandHandler<
-    Increment,
-    Parameters<typeof counterDecider.evolve>[1],
-    { total: number }
-  >;
+  private readonly handler: CommandHandler<Increment, CounterEvent, { total: number }>;
 
-  constructor(
-    @Inject(EVENTING_EVENT_STORE) store: PostgresEventStore,
-    @Inject(EVENTING_REGISTRY) registry: MessageRegistry,
-  ) {
-    this.handler = new CommandHandler({ store, registry, decider: counterDecider, clock: systemClock });
+  constructor(@Inject(EVENTING) eventing: EventingRuntime) {
+    this.handler = eventing.commandHandler({ decider: counterDecider });
   }
 
-  increment(counterId: string, by: number, correlationId: string) {
-    return this.handler.handle(`counter-${counterId}`, { counterId, by, limit: 100 }, { correlationId });
+  increment(counterId: string, by: number, requestId: string) {
+    return this.handler.handle(
+      `counter-${counterId}`,
+      { counterId, by, limit: 100 },
+      { correlationId: requestId, causationId: requestId },
+    );
   }
 }
 
-const eventing = (service: string, consumers?: Parameters<typeof EventingModule.forRoot>[0]['consumers']) =>
+@Controller()
+export class CounterProjectionHandler {
+  @EventPattern(CounterIncremented, durable('chain-projection'))
+  incremented(@Payload() _counter: PayloadOf<typeof CounterIncremented>, @Ctx() ctx: EventContext) {
+    return applyAudit(ctx.envelope, ctx.tx);
+  }
+}
+
+const eventing = (service: string) =>
   EventingModule.forRoot({
     service,
     database: { url: env('DATABASE_URL'), schema: env('SCHEMA') },
@@ -52,24 +60,10 @@ const eventing = (service: string, consumers?: Parameters<typeof EventingModule.
     registry: counterRegistry,
     streams: [CounterStream],
     prefix: env('PREFIX'),
-    ...(consumers ? { consumers } : {}),
   });
 
 @Module({ imports: [eventing('counter-service')], providers: [CounterCommands] })
 export class CounterServiceModule {}
 
-@Module({
-  imports: [
-    eventing('counter-projector', () => [
-      {
-        name: 'chain-projection',
-        stream: CounterStream,
-        messages: [CounterIncremented],
-        handle: (envelope, { tx }) => applyAudit(envelope, tx),
-      },
-    ]),
-  ],
-})
+@Module({ imports: [eventing('counter-projector')], controllers: [CounterProjectionHandler] })
 export class CounterProjectorModule {}
-
-export type { Database };

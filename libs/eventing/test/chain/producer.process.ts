@@ -4,19 +4,18 @@
  */
 import 'reflect-metadata';
 import { initTelemetry, SpanKind, withSpan } from '@gpunet/telemetry';
-import { NestFactory } from '@nestjs/core';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
-import { type Database, EVENTING_DATABASE } from '../../src';
+import { EVENTING, type EventingRuntime } from '../../src';
+import { bootOnTransport } from '../boot';
 import { CounterCommands, CounterServiceModule } from './counter.app';
 import { dumpSpans, env } from './spans';
 
 const main = async (): Promise<void> => {
   const exporter = new InMemorySpanExporter();
   const telemetry = initTelemetry({ serviceName: 'counter-service', exporter });
-  const app = await NestFactory.createApplicationContext(CounterServiceModule, { logger: false });
-  await app.init();
+  const { app } = await bootOnTransport(CounterServiceModule);
   const commands = app.get(CounterCommands);
-  const db = app.get<Database>(EVENTING_DATABASE);
+  const { db } = app.get<EventingRuntime>(EVENTING);
 
   await withSpan(telemetry.tracer, 'POST /counters/chain', { kind: SpanKind.SERVER }, () =>
     commands.increment('chain', 3, 'chain-request'),

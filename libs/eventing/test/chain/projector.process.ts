@@ -4,20 +4,22 @@
  */
 import 'reflect-metadata';
 import { initTelemetry } from '@gpunet/telemetry';
-import { NestFactory } from '@nestjs/core';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
-import { type Database, EVENTING_DATABASE } from '../../src';
+import { Database, EVENTING, type EventingRuntime } from '../../src';
 import { auditSummary, createAuditProjection } from '../fixtures/projection';
+import { bootOnTransport } from '../boot';
 import { CounterProjectorModule } from './counter.app';
 import { dumpSpans, env } from './spans';
 
 const main = async (): Promise<void> => {
   const exporter = new InMemorySpanExporter();
   const telemetry = initTelemetry({ serviceName: 'counter-projector', exporter });
-  const app = await NestFactory.createApplicationContext(CounterProjectorModule, { logger: false });
-  const db = app.get<Database>(EVENTING_DATABASE);
-  await createAuditProjection(db);
-  await app.init();
+  // The projection's tables exist before its consumer starts (a service's migrations would make them).
+  const setup = await new Database({ url: env('DATABASE_URL'), schema: env('SCHEMA') }).open();
+  await createAuditProjection(setup);
+  await setup.close();
+  const { app } = await bootOnTransport(CounterProjectorModule);
+  const { db } = app.get<EventingRuntime>(EVENTING);
   process.stdout.write('ready\n');
   const expected = Number(env('EXPECTED'));
   for (let delay = 5; ; delay = Math.min(delay * 2, 100)) {

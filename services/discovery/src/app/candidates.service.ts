@@ -1,6 +1,6 @@
-import { type FindCandidates, prefixSubject, type QueryResponse } from '@gpunet/contracts';
+import type { FindCandidates, QueryResponse } from '@gpunet/contracts';
 import { type Database, EncodedResponse } from '@gpunet/eventing';
-import type { NatsConnection, Subscription } from '@nats-io/nats-core';
+import type { NatsConnection } from '@nats-io/nats-core';
 import { CandidateIndex } from '../domain/candidate-index';
 import type { CandidateRequest } from '../domain/candidate.filter';
 import { loadIndexedProviders } from '../infra/candidate.repository';
@@ -18,13 +18,12 @@ export const DEFAULT_MAX_REPLY_BYTES = 512 * 1024;
  * Answers the candidate query from an in-memory mirror of the projection: the scheduler asks often
  * and wants answers in milliseconds; Postgres holds the truth. The mirror is loaded at start and a
  * provider is re-read whenever its aggregate changes — at once after this replica's own commits,
- * and for every replica from the `discovery.provider.…` events the outbox relay publishes (so
- * replicas converge whoever decided the change). A reconnect to NATS re-reads everything, in case
- * events passed meanwhile.
+ * and for every replica from the `discovery.provider.…` events the outbox relay publishes
+ * (`CandidatesHandler`: replicas converge whoever decided the change). A reconnect to NATS re-reads
+ * everything, in case events passed meanwhile.
  */
 export class CandidateCache {
   readonly index = new CandidateIndex();
-  private subscription: Subscription | undefined;
   private pending = new Set<string>();
   private refreshing: Promise<void> | undefined;
   /** The buffers replies are written into (reused once sent). */
@@ -34,7 +33,6 @@ export class CandidateCache {
     private readonly deps: {
       readonly db: Pick<Database, 'query' | 'schema'>;
       readonly nc: NatsConnection;
-      readonly prefix: string;
       readonly maxReplyBytes?: number;
       readonly onError?: (error: unknown, context: string) => void;
     },
@@ -46,29 +44,15 @@ export class CandidateCache {
     });
   }
 
+  /** Loads the index, and loads it again whenever NATS reconnects (events may have passed meanwhile). */
   async start(): Promise<void> {
-    const { nc, prefix } = this.deps;
-    this.subscription = nc.subscribe(prefixSubject(prefix, 'discovery.provider.>'), {
-      callback: (error, msg) => {
-        if (error) return this.deps.onError?.(error, 'candidate cache subscription');
-        try {
-          const id = msg.json<{ data?: { providerId?: unknown } }>().data?.providerId;
-          if (typeof id === 'string') void this.refresh([id]);
-        } catch {
-          // Not ours to judge: the stream's consumers validate events.
-        }
-      },
-    });
+    const { nc } = this.deps;
     await this.reload();
     void (async () => {
       for await (const s of nc.status())
         if (s.type === 'reconnect')
           await this.reload().catch((e: unknown) => this.deps.onError?.(e, 'candidate cache reload'));
     })().catch(() => undefined);
-  }
-
-  stop(): void {
-    this.subscription?.unsubscribe();
   }
 
   /** Reads the whole projection again. */

@@ -4,7 +4,10 @@ import type { Counter, Histogram } from 'prom-client';
 export interface DiscoveryMetrics {
   /** Signed edge reports refused (and dead-lettered), by reason. */
   readonly reportsRejected: Counter<'reason'>;
-  /** Heartbeats received, by outcome (`accepted`, `invalid`, `subject-mismatch`). */
+  /**
+   * Heartbeats received, by outcome (`accepted`, `subject-mismatch`); those off contract are the
+   * transport's `gpunet_subscription_rejected_total{subscription="discovery-heartbeats"}`.
+   */
   readonly heartbeats: Counter<'outcome'>;
   /** Liveness transitions decided by sweeps. */
   readonly livenessTransitions: Counter<'to'>;

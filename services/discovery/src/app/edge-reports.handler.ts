@@ -1,30 +1,28 @@
 import {
-  type Clock,
   EdgeDeregistered,
   EdgeInventoryReported,
   EdgePolicyReported,
   EdgeRegistered,
   EdgeReservationsReported,
+  edgeIdOfSubject,
   type Envelope,
-  type MessageRegistry,
   type PayloadOf,
+  verifyEdgeReport,
 } from '@gpunet/contracts';
 import {
-  CommandHandler,
-  type HandlerContext,
+  durable,
+  EVENTING,
+  type EventContext,
+  type EventingRuntime,
   PermanentHandlerError,
-  type PostgresEventStore,
-  type Tx,
 } from '@gpunet/eventing';
-import {
-  type ProviderCommand,
-  type ProviderEvent,
-  type ProviderState,
-  providerDecider,
-} from '../domain/provider.decider';
-import { projectProviderEvents } from '../infra/provider.projection';
-import { edgeIdOfSubject, verifyEdgeReport } from '@gpunet/contracts';
+import { Controller, Inject } from '@nestjs/common';
+import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
+import type { ProviderCommand } from '../domain/provider.decider';
+import { touchLastSeen } from '../infra/provider.projection';
 import type { DiscoveryMetrics } from './discovery.metrics';
+import { DISCOVERY_METRICS, PROVIDER_COMMANDS } from './discovery.tokens';
+import type { ProviderCommands } from './provider.commands';
 
 /** The signed reports discovery consumes from the EDGE stream. */
 export const edgeReportMessages = [
@@ -46,78 +44,43 @@ export class EdgeReportRejectedError extends PermanentHandlerError {
   }
 }
 
-export const providerStreamId = (providerId: string): string => `provider-${providerId}`;
-
-/** Runs provider commands (load → decide → append) and projects their events in the same transaction. */
-export class ProviderCommands {
-  private readonly handler: CommandHandler<ProviderCommand, ProviderEvent, ProviderState>;
-
-  constructor(
-    store: PostgresEventStore,
-    registry: MessageRegistry,
-    clock: Clock,
-    /** Told, after commit, which providers changed (the candidate cache re-reads them). */
-    private readonly changed: (providerIds: readonly string[]) => void = () => undefined,
-  ) {
-    this.handler = new CommandHandler({ store, registry, decider: providerDecider, clock });
-  }
-
-  async run(
-    command: ProviderCommand,
-    meta: { correlationId: string; causationId?: string | null },
-    tx: Tx,
-  ): Promise<readonly ProviderEvent[]> {
-    const result = await this.handler.handle(providerStreamId(command.providerId), command, meta, tx);
-    await projectProviderEvents(
-      tx,
-      result.domainEvents.map((event, i) => ({ event, streamVersion: result.events[i]!.streamVersion })),
-    );
-    if (result.domainEvents.length > 0) tx.onCommit(() => this.changed([command.providerId]));
-    return result.domainEvents;
-  }
-}
+/** The name of discovery's durable consumer of edge reports. */
+export const EDGE_REPORTS_CONSUMER = 'discovery-edge-reports';
 
 /**
- * Handles one signed edge report: verifies that subject, edge id, key and signature agree (refusing
- * and counting what does not), turns it into a provider command and applies it. A report is also a
- * sign of life.
+ * Signed edge reports (EDGE stream): verifies that subject, edge id, key and signature agree
+ * (refusing and counting what does not), turns each into a provider command and decides it. A
+ * report is also a sign of life.
  */
-export const handleEdgeReport = (deps: {
-  commands: ProviderCommands;
-  clock: Clock;
-  metrics: DiscoveryMetrics;
-  prefix: string;
-}) => {
-  const counted = new Set<string>();
-  return async (envelope: Envelope, context: HandlerContext): Promise<void> => {
-    const def = byType.get(envelope.type);
-    if (!def) return;
-    const data = envelope.data as PayloadOf<typeof EdgeRegistered>;
-    const failure = verifyEdgeReport(def, edgeIdOfSubject(context.subject, deps.prefix), data);
+@Controller()
+export class EdgeReportsHandler {
+  /** A batch that fails is re-run message by message: each refused message is counted once. */
+  private readonly counted = new Set<string>();
+
+  constructor(
+    @Inject(PROVIDER_COMMANDS) private readonly commands: ProviderCommands,
+    @Inject(DISCOVERY_METRICS) private readonly metrics: DiscoveryMetrics,
+    @Inject(EVENTING) private readonly eventing: EventingRuntime,
+  ) {}
+
+  @EventPattern(edgeReportMessages, durable(EDGE_REPORTS_CONSUMER))
+  async report(@Payload() data: PayloadOf<typeof EdgeRegistered>, @Ctx() ctx: EventContext): Promise<void> {
+    const def = byType.get(ctx.envelope.type)!;
+    const failure = verifyEdgeReport(def, edgeIdOfSubject(ctx.subject, this.eventing.prefix), data);
     if (failure !== null) {
-      // A batch that fails is re-run message by message: count each refused message once.
-      if (!counted.has(envelope.eventId)) {
-        if (counted.size >= 10_000) counted.clear();
-        counted.add(envelope.eventId);
-        deps.metrics.reportsRejected.inc({ reason: failure });
+      if (!this.counted.has(ctx.envelope.eventId)) {
+        if (this.counted.size >= 10_000) this.counted.clear();
+        this.counted.add(ctx.envelope.eventId);
+        this.metrics.reportsRejected.inc({ reason: failure });
       }
-      throw new EdgeReportRejectedError(failure, context.subject);
+      throw new EdgeReportRejectedError(failure, ctx.subject);
     }
-    const at = deps.clock.now().toISOString();
-    const base = { providerId: data.edgeId, sequence: data.sequence, at };
-    const command = toCommand(envelope, base);
-    await deps.commands.run(
-      command,
-      { correlationId: envelope.correlationId, causationId: envelope.eventId },
-      context.tx,
-    );
-    await context.tx.query(
-      `UPDATE "${context.tx.schema}".providers SET last_seen_at = greatest(last_seen_at, $2::timestamptz)
-       WHERE provider_id = $1 AND status <> 'deregistered'`,
-      [data.edgeId, at],
-    );
-  };
-};
+    const at = this.eventing.clock.now().toISOString();
+    const command = toCommand(ctx.envelope, { providerId: data.edgeId, sequence: data.sequence, at });
+    await this.commands.run(command, ctx.causedBy(), ctx.tx);
+    await touchLastSeen(ctx.tx, data.edgeId, at);
+  }
+}
 
 const toCommand = (
   envelope: Envelope,

@@ -1,19 +1,18 @@
-import { type Clock, EdgeHeartbeat, type MessageRegistry } from '@gpunet/contracts';
+import { type Clock, edgeIdOfSubject } from '@gpunet/contracts';
 import type { Database } from '@gpunet/eventing';
-import type { NatsConnection, Subscription } from '@nats-io/nats-core';
+import type { NatsConnection } from '@nats-io/nats-core';
 import { recordLastSeen } from '../infra/provider.projection';
-import { edgeIdOfSubject } from '@gpunet/contracts';
 import type { DiscoveryMetrics } from './discovery.metrics';
 
 /**
- * Receives heartbeats on core NATS (a queue group: replicas share them) and writes, in batches, when
- * each provider was last heard from by discovery's own clock — edges' clocks are not trusted. Also
+ * Takes heartbeats (received on core NATS by `HeartbeatsHandler`, a queue group: replicas share
+ * them) and writes, in batches, when each provider was last heard from by discovery's own clock —
+ * edges' clocks are not trusted. Also
  * knows since when heartbeats could be heard at all (start, reconnect), so that discovery's own
  * outage is never taken for the providers' silence.
  */
 export class HeartbeatIngest {
   private seen = new Map<string, number>();
-  private subscription: Subscription | undefined;
   private timer: NodeJS.Timeout | undefined;
   private connected = false;
   private evidenceSince = Number.POSITIVE_INFINITY;
@@ -22,7 +21,6 @@ export class HeartbeatIngest {
     private readonly deps: {
       readonly nc: NatsConnection;
       readonly db: Database;
-      readonly registry: MessageRegistry;
       readonly clock: Clock;
       readonly metrics: DiscoveryMetrics;
       readonly prefix: string;
@@ -41,16 +39,12 @@ export class HeartbeatIngest {
     return this.listening ? this.evidenceSince : Number.POSITIVE_INFINITY;
   }
 
-  async start(): Promise<void> {
-    const { nc, prefix } = this.deps;
-    this.subscription = nc.subscribe(EdgeHeartbeat.filter(prefix), {
-      queue: 'discovery-heartbeats',
-      callback: (error, msg) => {
-        if (error) return this.deps.onError?.(error, 'heartbeat subscription');
-        this.receive(msg.subject, () => msg.json());
-      },
-    });
-    await nc.flush();
+  /**
+   * Starts listening for the connection's state and flushing. The subscription itself is the
+   * transport's (`HeartbeatsHandler`), made as the service starts serving, right after this.
+   */
+  start(): void {
+    const { nc } = this.deps;
     this.connected = true;
     this.evidenceSince = this.deps.clock.now().getTime();
     void (async () => {
@@ -68,17 +62,11 @@ export class HeartbeatIngest {
       }, this.deps.flushIntervalMs);
   }
 
-  /** Validates one heartbeat and notes the time; invalid ones are counted and dropped. */
-  receive(subject: string, body: () => unknown): void {
-    let edgeId: string;
-    try {
-      const envelope = this.deps.registry.parse(body());
-      if (envelope.type !== EdgeHeartbeat.type) throw new Error('not a heartbeat');
-      edgeId = (envelope.data as { edgeId: string }).edgeId;
-    } catch {
-      this.deps.metrics.heartbeats.inc({ outcome: 'invalid' });
-      return;
-    }
+  /**
+   * Notes that `edgeId` was heard now, if the subject it came on is its own; the envelope was
+   * validated before (a heartbeat off contract never gets here: the transport counts it).
+   */
+  receive(subject: string, edgeId: string): void {
     if (edgeIdOfSubject(subject, this.deps.prefix) !== edgeId) {
       this.deps.metrics.heartbeats.inc({ outcome: 'subject-mismatch' });
       return;
@@ -107,7 +95,6 @@ export class HeartbeatIngest {
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
-    this.subscription?.unsubscribe();
     await this.flush().catch((e: unknown) => this.deps.onError?.(e, 'heartbeat flush at stop'));
   }
 }

@@ -1,9 +1,10 @@
-import type { Clock } from '@gpunet/contracts';
+import { type Clock, originOf } from '@gpunet/contracts';
 import type { Database } from '@gpunet/eventing';
 import { livenessTransitions } from '../domain/liveness';
+import { livenessCandidates, lockLivenessSweep } from '../infra/liveness.repository';
 import type { DiscoveryMetrics } from './discovery.metrics';
-import type { ProviderCommands } from './edge-reports.handler';
 import type { HeartbeatIngest } from './heartbeat.ingest';
+import type { ProviderCommands } from './provider.commands';
 
 export interface SweepResult {
   readonly offline: readonly string[];
@@ -25,6 +26,8 @@ export class LivenessMonitor {
       readonly commands: ProviderCommands;
       readonly ingest: HeartbeatIngest;
       readonly clock: Clock;
+      /** Id of each sweep: the cause of what it decides. */
+      readonly newId: () => string;
       readonly metrics: DiscoveryMetrics;
       readonly windowMs: number;
       readonly intervalMs: number;
@@ -67,44 +70,23 @@ export class LivenessMonitor {
     const now = clock.now().getTime();
     const cutoff = new Date(now - windowMs).toISOString();
     return db.transaction(async (tx) => {
-      const [lock] = await tx.query<{ locked: boolean }>(
-        'SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked',
-        [`${tx.schema}.liveness`],
-      );
-      if (!lock?.locked) return { offline: [], online: [] };
-      const rows = await tx.query<{
-        provider_id: string;
-        status: 'online' | 'offline';
-        last_seen_at: Date | null;
-      }>(
-        `SELECT provider_id, status, last_seen_at FROM "${tx.schema}".providers
-          WHERE (status = 'online' AND (last_seen_at IS NULL OR last_seen_at < $1))
-             OR (status = 'offline' AND last_seen_at >= $1)`,
-        [cutoff],
-      );
-      const t = livenessTransitions(
-        rows.map((r) => ({
-          providerId: r.provider_id,
-          status: r.status,
-          lastSeenAtMs: r.last_seen_at?.getTime() ?? null,
-        })),
-        now,
-        windowMs,
-        ingest.evidenceSinceMs,
-      );
+      if (!(await lockLivenessSweep(tx))) return { offline: [], online: [] };
+      const rows = await livenessCandidates(tx, cutoff);
+      const t = livenessTransitions(rows, now, windowMs, ingest.evidenceSinceMs);
       const at = new Date(now).toISOString();
-      const meta = { correlationId: `liveness-${at}` };
+      // A sweep starts a chain of its own: what it decides is caused by it.
+      const cause = originOf(this.deps.newId());
       for (const p of t.goOffline) {
         const lastSeenAt = p.lastSeenAtMs === null ? null : new Date(p.lastSeenAtMs).toISOString();
         await this.deps.commands.run(
           { type: 'MarkOffline', providerId: p.providerId, at, lastSeenAt },
-          meta,
+          cause,
           tx,
         );
         this.deps.metrics.livenessTransitions.inc({ to: 'offline' });
       }
       for (const id of t.goOnline) {
-        await this.deps.commands.run({ type: 'MarkOnline', providerId: id, at }, meta, tx);
+        await this.deps.commands.run({ type: 'MarkOnline', providerId: id, at }, cause, tx);
         this.deps.metrics.livenessTransitions.inc({ to: 'online' });
       }
       return { offline: t.goOffline.map((p) => p.providerId), online: [...t.goOnline] };

@@ -192,3 +192,12 @@ export const recordLastSeen = async (
     [ids, ids.map((id) => new Date(seen.get(id)!).toISOString())],
   );
 };
+
+/** A signed report is also a sign of life: the provider was heard now (unless it deregistered). */
+export const touchLastSeen = async (tx: Tx, providerId: string, at: string): Promise<void> => {
+  await tx.query(
+    `UPDATE "${tx.schema}".providers SET last_seen_at = greatest(last_seen_at, $2::timestamptz)
+     WHERE provider_id = $1 AND status <> 'deregistered'`,
+    [providerId, at],
+  );
+};

@@ -8,15 +8,20 @@ import {
   FakeClock,
 } from '@gpunet/testing';
 import { createUser, fromSeed } from '@nats-io/nkeys';
-import { type INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { EVENTING, type EventingRuntime } from '@gpunet/eventing';
+import { runService } from '@gpunet/service-runtime';
+import { createLogger } from '@gpunet/telemetry';
+import type { INestApplicationContext } from '@nestjs/common';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Registry } from 'prom-client';
+import { Writable } from 'node:stream';
+import type { Registry } from 'prom-client';
 import type { DiscoveryConfig } from '../../src/app/discovery.config';
-import { DISCOVERY_RUNTIME, DiscoveryModule, type DiscoveryRuntime } from '../../src/app/discovery.module';
+import { DiscoveryModule } from '../../src/app/discovery.module';
+import type { DiscoveryService } from '../../src/app/discovery.service';
+import { DISCOVERY } from '../../src/app/discovery.tokens';
 
 export { gpuRequirement } from './requirement';
 
@@ -24,7 +29,8 @@ export const REPO = resolve(import.meta.dirname, '../../../..');
 const EDGE_MAIN = join(REPO, 'services/provider-edge/src/main.ts');
 
 export interface DiscoveryUnderTest {
-  readonly runtime: DiscoveryRuntime;
+  readonly runtime: DiscoveryService;
+  readonly eventing: EventingRuntime;
   readonly app: INestApplicationContext;
   readonly clock: FakeClock;
   readonly metrics: Registry;
@@ -42,7 +48,6 @@ export const startDiscovery = async (
   const pg = await usePostgres({ label });
   const nats = await useNats({ label });
   const clock = new FakeClock();
-  const metrics = new Registry();
   const errors: string[] = [];
   const config: DiscoveryConfig = {
     databaseUrl: pg.connectionString,
@@ -55,20 +60,31 @@ export const startDiscovery = async (
     heartbeatFlushMs: 0,
     ...overrides,
   };
-  const app = await NestFactory.createApplicationContext(
-    DiscoveryModule.forRoot({
-      config,
-      clock,
-      metrics,
-      onError: (e, c) => errors.push(`${c}: ${String(e)}`),
-      batchSize: 16,
+  // The production boot (runService), quiet, with a fake clock and consumer batches of 16.
+  const service = await runService({
+    name: 'discovery',
+    module: ({ metrics }) =>
+      DiscoveryModule.forRoot({
+        config,
+        clock,
+        metrics,
+        onError: (e, c) => errors.push(`${c}: ${String(e)}`),
+      }),
+    transport: { defaults: { batchSize: 16 } },
+    handleSignals: false,
+    env: {},
+    logger: createLogger({
+      service: 'discovery',
+      destination: new Writable({ write: (_c, _e, done) => done() }),
     }),
-    { logger: false, abortOnError: false },
-  );
-  await app.init();
-  const runtime = app.get<DiscoveryRuntime>(DISCOVERY_RUNTIME);
+  });
+  const { app } = service;
+  const metrics = service.context.metrics;
+  const runtime = app.get<DiscoveryService>(DISCOVERY);
+  const eventing = app.get<EventingRuntime>(EVENTING);
   return {
     runtime,
+    eventing,
     app,
     clock,
     metrics,
@@ -76,7 +92,7 @@ export const startDiscovery = async (
     nats,
     errors,
     close: async () => {
-      await app.close();
+      await service.close();
       await nats.cleanup();
       await pg.drop();
     },

@@ -40,11 +40,16 @@ export class SetBasedAppend1732900000002 implements MigrationInterface {
  * The set-based `append_batch` of schema `s`. `planPerCall: false` is migration 0003's function;
  * `true` is 0004's, which has every statement that reads `events` planned at each call (see there);
  * `genericPlans` (with `planPerCall: false`) is 0005's, whose statements are planned once per
- * connection, never with a sequential scan of `events` (see there).
+ * connection, never with a sequential scan of `events` (see there); `privateEvents` with it is
+ * 0006's, which writes no outbox row for an event without a subject (a service-private event).
  */
 export const setBasedAppendFunction = (
   s: string,
-  { planPerCall, genericPlans = false }: { planPerCall: boolean; genericPlans?: boolean },
+  {
+    planPerCall,
+    genericPlans = false,
+    privateEvents = false,
+  }: { planPerCall: boolean; genericPlans?: boolean; privateEvents?: boolean },
 ): string => {
   if (planPerCall && genericPlans)
     throw new Error('append_batch: planPerCall and genericPlans exclude each other');
@@ -177,10 +182,15 @@ export const setBasedAppendFunction = (
           DELETE FROM "${s}".events e WHERE e.event_id = ANY(drop_ids);`
         }
         END IF;
-        -- 5. The outbox rows of the events kept, in event order.
+        -- 5. The outbox rows of the events kept, in event order${privateEvents ? ' (a private event, without a subject, has none)' : ''}.
         INSERT INTO "${s}".outbox (event_id, subject, type, version, trace)
           SELECT p_ids[x.i], p_subjects[x.i], p_types[x.i], p_versions[x.i], p_traces[x.i]
-            FROM unnest(keep_index) WITH ORDINALITY AS x(i, ord)
+            FROM unnest(keep_index) WITH ORDINALITY AS x(i, ord)${
+              privateEvents
+                ? `
+           WHERE p_subjects[x.i] IS NOT NULL`
+                : ''
+            }
            ORDER BY x.ord;
         ${
           planPerCall

@@ -1,5 +1,5 @@
 /**
- * The NATS server's accounts, users and permissions for gpunet (DESIGN.md §4.10): every control-plane
+ * The NATS server's accounts, users and permissions for gpunet: every control-plane
  * service has its own user, every provider edge is a user whose nkey is its edge id, and the server
  * — not the edge's good will — confines each edge to its own subjects:
  *

@@ -1,0 +1,337 @@
+import type { Envelope, MessageDefinition, QueryDefinition, StreamDefinition } from '@gpunet/contracts';
+import type { Subscription } from '@nats-io/nats-core';
+import { type CustomTransportStrategy, type MessageHandler, Server } from '@nestjs/microservices';
+import { isObservable, lastValueFrom } from 'rxjs';
+import { DurableConsumer, type HandlerContext } from '../jetstream/consumer';
+import { serveQuery } from '../query/query';
+import { EventBatchContext, EventContext, MessageContext, QueryContext } from './contexts';
+import type { EventingRuntime } from './eventing.runtime';
+import {
+  type DurableBinding,
+  type DurableSettings,
+  durableOf,
+  type EphemeralBinding,
+  ephemeralOf,
+  isMessageDefinition,
+  isQueryDefinition,
+  type QueryServing,
+  servingOf,
+} from './patterns';
+
+/** Nest's name for this transport (`@EventPattern(…, JETSTREAM)` binds a handler to it alone). */
+export const JETSTREAM = Symbol('gpunet.jetstream');
+
+export interface JetStreamTransportOptions {
+  /**
+   * Start the durable consumers when the application listens. Default: the runtime's
+   * `consumeAtStart` (true unless the service said otherwise); false: `start()` (or the runtime's
+   * `startConsuming()`) does.
+   */
+  readonly autoStart?: boolean;
+  /** Settings for every durable consumer, under each consumer's own (tests lower `batchSize`). */
+  readonly defaults?: DurableSettings;
+}
+
+interface DurablePlan {
+  readonly binding: DurableBinding;
+  readonly definitions: MessageDefinition[];
+  /** The handler of each message type. */
+  readonly handlers: Map<string, MessageHandler>;
+  readonly methods: Set<symbol>;
+}
+
+interface EphemeralPlan {
+  readonly binding: EphemeralBinding;
+  readonly definitions: MessageDefinition[];
+  readonly handlers: Map<string, MessageHandler>;
+}
+
+interface QueryPlan {
+  readonly definition: QueryDefinition;
+  readonly handler: MessageHandler;
+  readonly serving: QueryServing;
+}
+
+/** What a Nest handler returned, awaited: an Observable's last value, or its error thrown. */
+const settle = async (result: unknown): Promise<unknown> =>
+  isObservable(result) ? lastValueFrom(result, { defaultValue: undefined }) : Promise.resolve(result);
+
+const sameSettings = (a: DurableSettings, b: DurableSettings): boolean =>
+  JSON.stringify(a, Object.keys(a).sort()) === JSON.stringify(b, Object.keys(b).sort());
+
+/**
+ * A Nest custom transport over NATS (ADR 0041): `@EventPattern(definition, durable(name))`
+ * handlers run on durable JetStream pull consumers with the guarantees of `DurableConsumer` (effects,
+ * inbox and checkpoint in one transaction, ack after commit, retries with backoff, dead letters with
+ * the reason, batches); `@MessagePattern(query)` handlers answer core-NATS request/reply with typed
+ * errors (`serveQuery`). Patterns are the contract definitions themselves, so a payload reaches its
+ * handler validated (and upcast) by the registry; a handler's error reaches the consumer as thrown
+ * (`RethrowRpcFilter`), which decides by its type whether to retry or dead-letter.
+ */
+export class JetStreamTransport extends Server implements CustomTransportStrategy {
+  override readonly transportId = JETSTREAM;
+  /** The consumer reports a handler's failure itself (retry or dead letter): Nest need not log it. */
+  override readonly propagatesEventHandlerErrors = true;
+
+  private readonly durables = new Map<string, DurablePlan>();
+  private readonly ephemerals = new Map<string, EphemeralPlan>();
+  private readonly queries = new Map<string, QueryPlan>();
+  private consumers: DurableConsumer[] = [];
+  private subscriptions: Subscription[] = [];
+  private started = false;
+
+  constructor(
+    private readonly eventing: EventingRuntime,
+    private readonly options: JetStreamTransportOptions = {},
+  ) {
+    super();
+    eventing.bindConsumers(this);
+  }
+
+  override addHandler(
+    pattern: unknown,
+    callback: MessageHandler,
+    isEventHandler = false,
+    extras: Record<string, unknown> = {},
+  ): void {
+    if (isEventHandler) this.addEventHandler(pattern, callback, extras);
+    else this.addQueryHandler(pattern, callback, extras);
+  }
+
+  private addEventHandler(pattern: unknown, callback: MessageHandler, extras: Record<string, unknown>): void {
+    if (!isMessageDefinition(pattern))
+      throw new Error(
+        `@EventPattern on the JetStream transport takes a message definition from @gpunet/contracts, not ${JSON.stringify(pattern)}`,
+      );
+    if (!this.eventing.registry.has(pattern.type, pattern.version))
+      throw new Error(
+        `@EventPattern(${pattern.type} v${pattern.version}): the service's registry does not hold it`,
+      );
+    const passing = ephemeralOf(extras);
+    if (passing) {
+      this.addEphemeralHandler(pattern, callback, passing);
+      return;
+    }
+    const binding = durableOf(extras);
+    if (!binding)
+      throw new Error(
+        `@EventPattern(${pattern.type}): name its durable consumer, durable('<name>') (or ephemeral('<name>')) as the extras`,
+      );
+    let plan = this.durables.get(binding.name);
+    if (!plan) {
+      plan = { binding, definitions: [], handlers: new Map(), methods: new Set() };
+      this.durables.set(binding.name, plan);
+    }
+    if (!sameSettings(plan.binding.settings, binding.settings) || plan.binding.batch !== binding.batch)
+      throw new Error(`durable consumer ${binding.name}: its handlers disagree on its settings`);
+    if (plan.definitions[0] && plan.definitions[0].stream !== pattern.stream)
+      throw new Error(
+        `durable consumer ${binding.name}: ${pattern.type} is on stream ${pattern.stream}, its other messages on ${plan.definitions[0].stream}`,
+      );
+    plan.methods.add(binding.method);
+    if (binding.batch && plan.methods.size > 1)
+      throw new Error(`batch consumer ${binding.name}: its messages must all go to one handler method`);
+    const known = plan.handlers.get(pattern.type);
+    if (known && !plan.definitions.some((d) => d.type === pattern.type && d.version === pattern.version)) {
+      // Another version of the same type (the registry upcasts it): one handler for the type.
+      if (known !== callback && !binding.batch)
+        throw new Error(`durable consumer ${binding.name}: two handlers for ${pattern.type}`);
+    } else if (known) {
+      throw new Error(`durable consumer ${binding.name}: ${pattern.type} v${pattern.version} bound twice`);
+    }
+    if (!known) plan.handlers.set(pattern.type, callback);
+    plan.definitions.push(pattern);
+  }
+
+  private addEphemeralHandler(
+    pattern: MessageDefinition,
+    callback: MessageHandler,
+    binding: EphemeralBinding,
+  ): void {
+    let plan = this.ephemerals.get(binding.name);
+    if (!plan) {
+      plan = { binding, definitions: [], handlers: new Map() };
+      this.ephemerals.set(binding.name, plan);
+    }
+    if (plan.binding.queue !== binding.queue)
+      throw new Error(`subscription ${binding.name}: its handlers disagree on its queue group`);
+    const known = plan.handlers.get(pattern.type);
+    if (known && known !== callback)
+      throw new Error(`subscription ${binding.name}: two handlers for ${pattern.type}`);
+    plan.handlers.set(pattern.type, callback);
+    plan.definitions.push(pattern);
+  }
+
+  private addQueryHandler(pattern: unknown, callback: MessageHandler, extras: Record<string, unknown>): void {
+    if (!isQueryDefinition(pattern))
+      throw new Error(
+        `@MessagePattern on the JetStream transport takes a query definition from @gpunet/contracts, not ${JSON.stringify(pattern)}`,
+      );
+    if (this.queries.has(pattern.name)) throw new Error(`query ${pattern.name} has two handlers`);
+    this.queries.set(pattern.name, { definition: pattern, handler: callback, serving: servingOf(extras) });
+  }
+
+  /** Builds the consumers, serves the queries and (unless `autoStart` is false) starts consuming. */
+  async listen(callback: (error?: unknown) => void): Promise<void> {
+    try {
+      this.consumers = [...this.durables.values()].map((plan) => this.consumerOf(plan));
+      for (const plan of this.ephemerals.values()) this.subscribe(plan);
+      for (const plan of this.queries.values()) this.serve(plan);
+      // Subscriptions and queries exist on the server once listen returns.
+      await this.eventing.nats.nc.flush();
+      if (this.options.autoStart ?? this.eventing.options.consumeAtStart ?? true) await this.start();
+      callback();
+    } catch (error) {
+      callback(error);
+    }
+  }
+
+  /** Starts every durable consumer (idempotent): for a service that consumes only while it leads. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    for (const consumer of this.consumers) await consumer.start();
+  }
+
+  /**
+   * Stops consuming: each consumer finishes its batch; the rest is redelivered. Core-NATS
+   * subscriptions and queries stay served.
+   */
+  async stop(): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    for (const consumer of this.consumers) await consumer.stop();
+  }
+
+  /** Whether the consumers run. */
+  get consuming(): boolean {
+    return this.started;
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.subscriptions.splice(0)) s.unsubscribe();
+    await this.stop();
+  }
+
+  /** The consumers' names and streams, for logs and tests. */
+  describe(): {
+    consumers: { name: string; stream: string; types: string[] }[];
+    subscriptions: { name: string; queue: string | null; types: string[] }[];
+    queries: string[];
+  } {
+    return {
+      consumers: [...this.durables.values()].map((p) => ({
+        name: p.binding.name,
+        stream: p.definitions[0]!.stream,
+        types: [...p.handlers.keys()],
+      })),
+      subscriptions: [...this.ephemerals.values()].map((p) => ({
+        name: p.binding.name,
+        queue: p.binding.queue ?? null,
+        types: [...p.handlers.keys()],
+      })),
+      queries: [...this.queries.keys()],
+    };
+  }
+
+  override on(): never {
+    throw new Error('the JetStream transport emits no events to listen to');
+  }
+
+  override unwrap<T>(): T {
+    return this.eventing.nats as T;
+  }
+
+  private streamOf(name: string): StreamDefinition {
+    const stream = this.eventing.streams.find((s) => s.name === name);
+    if (!stream) throw new Error(`stream ${name} is not among the streams the service declares`);
+    return stream;
+  }
+
+  private consumerOf(plan: DurablePlan): DurableConsumer {
+    const { eventing } = this;
+    const settings = { ...this.options.defaults, ...plan.binding.settings };
+    const common = {
+      ...settings,
+      name: plan.binding.name,
+      stream: this.streamOf(plan.definitions[0]!.stream),
+      messages: plan.definitions,
+      registry: eventing.registry,
+      db: eventing.db,
+      nc: eventing.nats.nc,
+      js: eventing.nats.js,
+      jsm: eventing.nats.jsm,
+      prefix: eventing.prefix,
+      onError: eventing.onError,
+      ...(eventing.pipelineMetrics ? { metrics: eventing.pipelineMetrics } : {}),
+    };
+    if (plan.binding.batch) {
+      const handler = [...plan.handlers.values()][0]!;
+      return new DurableConsumer({
+        ...common,
+        handleBatch: async (envelopes, context) => {
+          await settle(await handler(envelopes, new EventBatchContext([envelopes, context])));
+        },
+      });
+    }
+    return new DurableConsumer({
+      ...common,
+      handle: async (envelope: Envelope, context: HandlerContext) => {
+        const handler = plan.handlers.get(envelope.type);
+        // The server filters by subject; a type the consumer takes but no handler names is a bug.
+        if (!handler)
+          throw new Error(`durable consumer ${plan.binding.name} has no handler for ${envelope.type}`);
+        await settle(await handler(envelope.data, new EventContext([envelope, context])));
+      },
+    });
+  }
+
+  private subscribe(plan: EphemeralPlan): void {
+    const { eventing } = this;
+    const name = plan.binding.name;
+    const rejected = (reason: string) =>
+      eventing.pipelineMetrics?.subscriptionRejected.inc({ subscription: name, reason });
+    const filters = [...new Set(plan.definitions.map((d) => d.filter(eventing.prefix)))];
+    for (const filter of filters)
+      this.subscriptions.push(
+        eventing.nats.nc.subscribe(filter, {
+          ...(plan.binding.queue ? { queue: plan.binding.queue } : {}),
+          callback: (error, msg) => {
+            if (error) return eventing.onError(error, `subscription ${name}`);
+            let envelope: Envelope;
+            try {
+              envelope = eventing.registry.parse(msg.json());
+            } catch {
+              return rejected('off-contract');
+            }
+            const handler = plan.handlers.get(envelope.type);
+            if (!handler) return rejected('unexpected-type');
+            void (async () =>
+              settle(await handler(envelope.data, new MessageContext([envelope, msg.subject]))))().catch(
+              (failure: unknown) => {
+                eventing.pipelineMetrics?.subscriptionFailures.inc({ subscription: name });
+                eventing.onError(failure, `subscription ${name}: ${envelope.type} ${envelope.eventId}`);
+              },
+            );
+          },
+        }),
+      );
+  }
+
+  private serve(plan: QueryPlan): void {
+    const { eventing } = this;
+    this.subscriptions.push(
+      serveQuery(
+        plan.definition,
+        async (request, msg) => settle(await plan.handler(request, new QueryContext([msg]))) as never,
+        {
+          nc: eventing.nats.nc,
+          prefix: eventing.prefix,
+          ...(plan.serving.queue ? { queue: plan.serving.queue } : {}),
+          ...(plan.serving.validateResponses === false ? { validateResponses: false } : {}),
+          onError: eventing.onError,
+        },
+      ),
+    );
+  }
+}
