@@ -67,6 +67,7 @@ const PingEdge = defineCommand({
 const registry = createRegistry([CounterIncremented, CounterLimitReached, MessageDeadLettered, PingEdge]);
 
 const hints: { counterId: string; subject: string }[] = [];
+const committed: { consumer: string; eventId: string }[] = [];
 const metrics = new Registry();
 const metricValue = async (name: string, labels: Record<string, string>): Promise<number> => {
   const metric = (await metrics.getMetricsAsJSON()).find((m) => m.name === name);
@@ -186,7 +187,12 @@ const seen = (counterId: string) =>
 
 beforeAll(async () => {
   nats = await connectNats({ servers: NATS_URL, name: 'transport-test-publisher' });
-  ({ app, transport } = await bootOnTransport(TransportTestModule, { defaults: { batchSize: 16 } }));
+  ({ app, transport } = await bootOnTransport(TransportTestModule, {
+    defaults: { batchSize: 16 },
+    afterCommit: (consumer, applied) => {
+      for (const e of applied) committed.push({ consumer, eventId: e.eventId });
+    },
+  }));
   eventing = app.get<EventingRuntime>(EVENTING);
   await eventing.db.query(`CREATE TABLE IF NOT EXISTS "${schema}".seen (
     event_id uuid PRIMARY KEY, counter_id text NOT NULL, total int NOT NULL,
@@ -233,6 +239,17 @@ describe('the JetStream transport: @EventPattern', () => {
     ]);
     const limit = await publish(CounterLimitReached, { counterId: 'a', limit: 1 }, 'counter-a');
     await waitUntil(async () => (await seen('a')).find((r) => r.event_id === limit.eventId), 'limit seen');
+    // Told after the commits, per consumer (awaiters and measurements).
+    await waitUntil(
+      async () => committed.filter((c) => c.eventId === limit.eventId).length === 2 || null,
+      'both consumers committed it',
+    );
+    expect(
+      committed
+        .filter((c) => c.eventId === sent.eventId)
+        .map((c) => c.consumer)
+        .sort(),
+    ).toEqual(['transport-batch', 'transport-counters']);
   });
 
   it('retries a handler that throws, with backoff, until it succeeds', async () => {

@@ -30,6 +30,11 @@ export interface JetStreamTransportOptions {
   readonly autoStart?: boolean;
   /** Settings for every durable consumer, under each consumer's own (tests lower `batchSize`). */
   readonly defaults?: DurableSettings;
+  /**
+   * Told after each consumer transaction committed, with the envelopes it applied: for awaiters
+   * and measurements (bench/eventing's latencies), never for effects (those belong in the transaction).
+   */
+  readonly afterCommit?: (consumer: string, applied: readonly Envelope[]) => void;
 }
 
 interface DurablePlan {
@@ -264,6 +269,12 @@ export class JetStreamTransport extends Server implements CustomTransportStrateg
       prefix: eventing.prefix,
       onError: eventing.onError,
       ...(eventing.pipelineMetrics ? { metrics: eventing.pipelineMetrics } : {}),
+      ...(this.options.afterCommit
+        ? {
+            afterCommit: (applied: readonly Envelope[]) =>
+              this.options.afterCommit!(plan.binding.name, applied),
+          }
+        : {}),
     };
     if (plan.binding.batch) {
       const handler = [...plan.handlers.values()][0]!;
