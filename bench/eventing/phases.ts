@@ -22,13 +22,23 @@ import {
 import {
   connectNats,
   Database,
-  DurableConsumer,
+  durable,
   ensureStreams,
+  EVENTING,
+  type EventBatchContext,
+  type EventContext,
+  EventingModule,
+  type EventingRuntime,
+  JetStreamTransport,
   type NatsHandle,
   OutboxRelay,
   PostgresEventStore,
+  RethrowRpcFilter,
   type Tx,
 } from '@gpunet/eventing';
+import { Controller, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { AckPolicy } from '@nats-io/jetstream';
 import pg from 'pg';
 import { z } from 'zod';
@@ -256,82 +266,110 @@ const plan = (mode: Mode): { total: number; warmup: number } => {
   return { total: mode === 'latency' ? Number(rateArg) * Number(secondsArg) + warmup : N, warmup };
 };
 
-/** The projection's consuming process: a durable consumer writing `job_progress` in Postgres. */
+/** The projection's bulk upsert: one statement for many rows (last write per job wins). */
+const upsert = (tx: Tx, rows: readonly Progress[]) =>
+  send(
+    tx,
+    `INSERT INTO "${tx.schema}".job_progress SELECT * FROM unnest($1::text[], $2::int[], $3::float8[])
+     ON CONFLICT (job_id) DO UPDATE SET step = EXCLUDED.step, loss = EXCLUDED.loss`,
+    [rows.map((r) => r.jobId), rows.map((r) => r.step), rows.map((r) => r.loss)],
+  );
+
+/** The projection's consumer settings, as a service would declare them. */
+const PROJECTION = { batchSize: 256, maxAckPending: 4096 } as const;
+
+/**
+ * A per-message handler: one statement per event, prepared (parsed and planned once per connection:
+ * the statement name), as a service's hot handler would be; it writes without waiting for the
+ * answer (`Tx.write`), so a batch's statements are pipelined.
+ */
+@Controller()
+class ProgressHandler {
+  @EventPattern(JobProgressed, durable('bench-projection', PROJECTION))
+  async progressed(@Payload() d: Progress, @Ctx() ctx: EventContext): Promise<void> {
+    await send(
+      ctx.tx,
+      `INSERT INTO "${ctx.tx.schema}".job_progress VALUES ($1, $2, $3) ON CONFLICT (job_id) DO UPDATE SET step = EXCLUDED.step, loss = EXCLUDED.loss`,
+      [d.jobId, d.step, d.loss],
+      'bench_progress_upsert',
+    );
+  }
+}
+
+/** A projection's bulk path: one upsert per consumer batch. */
+@Controller()
+class ProgressBatchHandler {
+  @EventPattern(JobProgressed, durable('bench-projection', { ...PROJECTION, batch: true }))
+  async progressed(@Payload() envelopes: readonly Envelope[], @Ctx() ctx: EventBatchContext): Promise<void> {
+    const latest = new Map<string, Progress>();
+    for (const e of envelopes) latest.set((e.data as Progress).jobId, e.data as Progress);
+    await upsert(ctx.tx, [...latest.values()]);
+  }
+}
+
+/**
+ * The projection's consuming process, shaped as a service is: a Nest microservice on the JetStream
+ * transport over its `EventingModule`, its handler a controller (a durable consumer writing
+ * `job_progress` in Postgres). Telemetry is not initialised (as before: the tracer is a no-op).
+ */
 const consumeProjection = async (): Promise<void> => {
   const mode = process.env['BENCH_MODE'] as Mode;
   const { total, warmup } = plan(mode);
   const schema = `${prefix}_c`;
-  const projector = await new Database({ url: DATABASE_URL, schema }).open();
-  await projector.query(
+  const setup = await new Database({ url: DATABASE_URL, schema }).open();
+  await setup.query(
     `CREATE TABLE "${schema}".job_progress (job_id text PRIMARY KEY, step int NOT NULL, loss double precision NOT NULL)`,
   );
-  const nats = await connectNats({ servers: NATS_URL, name: `bench-${mode}-consumer` });
-  await ensureStreams(nats.jsm, [BenchStream], prefix);
+  await setup.close();
   const latencies: number[] = [];
   let committed = 0;
   let lastAt = 0;
   let allCommitted: () => void = () => undefined;
   const finished = new Promise<void>((resolve) => (allCommitted = resolve));
-  const upsert = (tx: Tx, rows: readonly Progress[]) =>
-    send(
-      tx,
-      `INSERT INTO "${tx.schema}".job_progress SELECT * FROM unnest($1::text[], $2::int[], $3::float8[])
-       ON CONFLICT (job_id) DO UPDATE SET step = EXCLUDED.step, loss = EXCLUDED.loss`,
-      [rows.map((r) => r.jobId), rows.map((r) => r.step), rows.map((r) => r.loss)],
-    );
-  const consumer = new DurableConsumer({
-    name: 'bench-projection',
-    stream: BenchStream,
-    messages: [JobProgressed],
-    registry,
-    db: projector,
-    ...nats,
-    prefix,
-    batchSize: 256,
-    maxAckPending: 4096,
-    ...(mode === 'durable'
-      ? {
-          // A per-message handler: one statement per event, prepared (parsed and planned once per
-          // connection: the statement name), as a service's hot handler would be; it writes
-          // without waiting for the answer (`Tx.write`), so a batch's statements are pipelined.
-          handle: async (envelope: Envelope, { tx }: { tx: Tx }) => {
-            const d = envelope.data as Progress;
-            await send(
-              tx,
-              `INSERT INTO "${tx.schema}".job_progress VALUES ($1, $2, $3) ON CONFLICT (job_id) DO UPDATE SET step = EXCLUDED.step, loss = EXCLUDED.loss`,
-              [d.jobId, d.step, d.loss],
-              'bench_progress_upsert',
-            );
-          },
-        }
-      : {
-          // A projection's bulk path: one upsert per batch (last write per job wins, as in stream order).
-          handleBatch: async (envelopes: readonly Envelope[], { tx }: { tx: Tx }) => {
-            const latest = new Map<string, Progress>();
-            for (const e of envelopes) latest.set((e.data as Progress).jobId, e.data as Progress);
-            await upsert(tx, [...latest.values()]);
-          },
-        }),
-    afterCommit: (applied) => {
-      lastAt = now();
-      for (const e of applied) {
-        const d = e.data as Progress;
-        if (d.step >= warmup) latencies.push(lastAt - d.dueAt);
-      }
-      committed += applied.length;
-      if (committed >= total) allCommitted();
-    },
+  @Module({
+    imports: [
+      EventingModule.forRoot({
+        service: `bench-${mode}-consumer`,
+        database: { url: DATABASE_URL, schema },
+        nats: { servers: NATS_URL },
+        registry,
+        streams: [BenchStream],
+        prefix,
+        consumeAtStart: false,
+      }),
+    ],
+    controllers: [mode === 'durable' ? ProgressHandler : ProgressBatchHandler],
+  })
+  class ProjectorModule {}
+  const app = await NestFactory.createMicroservice(ProjectorModule, {
+    logger: false,
+    inject: [EVENTING],
+    useFactory: (eventing: EventingRuntime) => ({
+      strategy: new JetStreamTransport(eventing, {
+        afterCommit: (_consumer, applied) => {
+          lastAt = now();
+          for (const e of applied) {
+            const d = e.data as Progress;
+            if (d.step >= warmup) latencies.push(lastAt - d.dueAt);
+          }
+          committed += applied.length;
+          if (committed >= total) allCommitted();
+        },
+      }),
+    }),
   });
+  app.useLogger(false);
+  app.useGlobalFilters(new RethrowRpcFilter());
+  await app.listen();
+  const eventing = app.get<EventingRuntime>(EVENTING);
   await readyThenWait();
   const startedAt = now();
   const cpu = process.cpuUsage();
-  await consumer.start();
+  await eventing.startConsuming();
   await finished;
   const cpuMs = cpuMsSince(cpu);
   await writeLine({ startedAt, lastAt, cpuMs, latencies, peakRssMb: peakRssMb() });
-  await consumer.stop();
-  await nats.close();
-  await projector.close();
+  await app.close();
   process.exit(0);
 };
 
