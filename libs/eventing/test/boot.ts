@@ -25,6 +25,7 @@ export const bootOnTransport = async (
       return { strategy: transport };
     },
   });
+  app.useLogger(false);
   app.useGlobalFilters(new RethrowRpcFilter());
   try {
     await app.listen();

@@ -44,7 +44,10 @@ export interface RunServiceOptions {
    * set, no endpoint is served. 0 picks a free port.
    */
   readonly metricsPort?: number;
-  /** Install SIGTERM/SIGINT handlers that close the service gracefully. Default true. */
+  /**
+   * The service owns the process: SIGTERM/SIGINT close it gracefully, and a failed start ends the
+   * process (exit code 1) once it is logged. Default true; tests pass false (a failed start rejects).
+   */
   readonly handleSignals?: boolean;
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** A logger to use instead of one on stdout (tests pass one writing to memory). */
@@ -150,6 +153,9 @@ export const runService = async (options: RunServiceOptions): Promise<RunningSer
         },
       });
       app = microservice;
+      // Nest's own start-up lines go through the JSON logger too (without this, its "microservice
+      // successfully started" is printed by a console logger of its own, whatever `logger` says).
+      microservice.useLogger(nestOptions.logger);
       // A handler's error reaches the transport as thrown: it retries or dead-letters by its type.
       microservice.useGlobalFilters(new RethrowRpcFilter());
       // Lifecycle hooks (init, bootstrap) first, then the consumers and queries.
@@ -174,7 +180,14 @@ export const runService = async (options: RunServiceOptions): Promise<RunningSer
   } catch (error) {
     logger.fatal({ err: error }, `${options.name} failed to start`);
     await app?.close().catch(() => undefined);
+    await eventingRuntime?.close().catch(() => undefined);
     await telemetry.shutdown();
+    // A process that owns its signals is the service: it ends, rather than live on with whatever a
+    // half-built application left open (a pool, a NATS connection) and nothing serving.
+    if (options.handleSignals ?? true) {
+      logger.flush();
+      process.exit(1);
+    }
     throw error;
   }
   ready = true;
