@@ -3,7 +3,6 @@ import { configFromEnv } from './app/benchmarking.config';
 import { BenchmarkingModule } from './app/benchmarking.module';
 
 await runService({
-  transport: false, // until this service serves its handlers on the JetStream transport
   name: 'benchmarking',
   module: ({ metrics, logger }) =>
     BenchmarkingModule.forRoot({

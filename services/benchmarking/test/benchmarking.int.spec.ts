@@ -156,7 +156,7 @@ describe('benchmarking service (NATS + Postgres, simulated and CPU edges)', () =
   });
 
   it('benchmarks every new provider, verifies honest claims and flags the fake H100 with the evidence', async () => {
-    const sweep = await svc.runtime.sweep();
+    const sweep = await svc.scheduler.sweep();
     expect(sweep.requested.map((r) => r.reason)).toEqual(['initial', 'initial', 'initial', 'initial']);
     const mismatch = await events.waitFor((e) => e.type === 'provider.claim.mismatched', {
       timeoutMs: 30_000,
@@ -207,7 +207,7 @@ describe('benchmarking service (NATS + Postgres, simulated and CPU edges)', () =
 
   it('fails a request the edge never answers at its deadline, and lowers the score', async () => {
     clock.advance(16 * MIN);
-    const sweep = await svc.runtime.sweep();
+    const sweep = await svc.scheduler.sweep();
     expect(sweep.expired).toEqual([silent.id]);
     const failed = await events.waitFor((e) => e.type === 'benchmark.failed');
     expect(failed.data).toMatchObject({ providerId: silent.id, cause: 'timed-out' });
@@ -230,7 +230,7 @@ describe('benchmarking service (NATS + Postgres, simulated and CPU edges)', () =
         ).rows[0].busy === true,
     );
     clock.advance(2 * DAY);
-    const sweep = await svc.runtime.sweep();
+    const sweep = await svc.scheduler.sweep();
     const reasons = Object.fromEntries(
       sweep.requested.map((r) => [edges.find((e) => e.id === r.providerId)!.name, r.reason]),
     );
@@ -253,11 +253,13 @@ describe('benchmarking service (NATS + Postgres, simulated and CPU edges)', () =
           ])
         ).rows[0].busy === false,
     );
-    expect((await svc.runtime.sweep()).requested).toEqual([{ providerId: honest.id, reason: 'spot-check' }]);
+    expect((await svc.scheduler.sweep()).requested).toEqual([
+      { providerId: honest.id, reason: 'spot-check' },
+    ]);
   }, 120_000);
 
   it('probes a bounded sample of links, fits coordinates and serves the network estimate', async () => {
-    const cycle = await svc.runtime.probeCycle();
+    const cycle = await svc.probes.run();
     expect(cycle.requests).toBeGreaterThan(0);
     expect(cycle.reported).toBeGreaterThan(0);
     await waitFor(
@@ -266,7 +268,7 @@ describe('benchmarking service (NATS + Postgres, simulated and CPU edges)', () =
           .n === 4,
       { timeoutMs: 20_000, description: 'coordinates for the four hosts' },
     );
-    await svc.runtime.refitter.idle();
+    await svc.refitter.idle();
     const estimate = await askQuery(svc.nats.nc, GetNetworkEstimate, {}, { ...ask, prefix: svc.nats.prefix });
     expect(estimate.coordinates).toHaveLength(4);
     expect(estimate.links.length).toBeGreaterThanOrEqual(2);
