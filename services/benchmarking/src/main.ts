@@ -2,8 +2,7 @@ import { runService } from '@gpunet/service-runtime';
 import { configFromEnv } from './app/benchmarking.config';
 import { BenchmarkingModule } from './app/benchmarking.module';
 
-await runService({
-  transport: false, // until this service serves its handlers on the JetStream transport
+runService({
   name: 'benchmarking',
   module: ({ metrics, logger }) =>
     BenchmarkingModule.forRoot({
@@ -11,4 +10,7 @@ await runService({
       metrics,
       onError: (error, context) => logger.error({ err: error }, context),
     }),
+}).catch(() => {
+  // runService has logged the failure.
+  process.exitCode = 1;
 });

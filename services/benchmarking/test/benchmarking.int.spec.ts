@@ -50,6 +50,8 @@ describe('benchmarking service (NATS + Postgres, simulated and CPU edges)', () =
   let svc: BenchmarkingUnderTest;
   const clock = new FakeClock(new Date());
   const events = new EventCollector<Envelope>('benchmarking events');
+  const benchmarkCommands = new EventCollector<Envelope>('benchmark commands to edges');
+  const benchmarkReports = new EventCollector<Envelope>('edges’ benchmark reports');
   const edge = (name: string, n: number): Edge => {
     const key = createUser();
     return { name, key, id: key.getPublicKey(), address: `127.0.${n}.${10 + n}` };
@@ -76,6 +78,13 @@ describe('benchmarking service (NATS + Postgres, simulated and CPU edges)', () =
     );
     svc.nats.nc.subscribe(`${svc.nats.prefix}.benchmarking.>`, {
       callback: (_e, m) => events.push(m.json<Envelope>()),
+    });
+    // Beside the edges' agents, which answer: a plain subscriber only sees the commands.
+    svc.nats.nc.subscribe(`${svc.nats.prefix}.cmd.edge.*.benchmark.v1`, {
+      callback: (_e, m) => benchmarkCommands.push(m.json<Envelope>()),
+    });
+    svc.nats.nc.subscribe(`${svc.nats.prefix}.edge.*.benchmark-reported.v1`, {
+      callback: (_e, m) => benchmarkReports.push(m.json<Envelope>()),
     });
     const js = jetstream(svc.nats.nc);
     const rng = seededRandom('simulated-noise');
@@ -155,8 +164,20 @@ describe('benchmarking service (NATS + Postgres, simulated and CPU edges)', () =
     await svc?.close();
   });
 
+  it('serves its consumers under the durable names they always had, and the three queries', () => {
+    const served = svc.service.transport!.describe();
+    expect(served.consumers.map((c) => [c.name, c.stream])).toEqual([
+      ['benchmarking-discovery', 'DISCOVERY'],
+      ['benchmarking-edge-reports', 'EDGE_BENCHMARKS'],
+      ['benchmarking-job-overlays', 'EXECUTION'],
+    ]);
+    expect([...served.queries].sort()).toEqual(
+      [FindGpuProfiles.name, FindReliability.name, GetNetworkEstimate.name].sort(),
+    );
+  });
+
   it('benchmarks every new provider, verifies honest claims and flags the fake H100 with the evidence', async () => {
-    const sweep = await svc.runtime.sweep();
+    const sweep = await svc.scheduler.sweep();
     expect(sweep.requested.map((r) => r.reason)).toEqual(['initial', 'initial', 'initial', 'initial']);
     const mismatch = await events.waitFor((e) => e.type === 'provider.claim.mismatched', {
       timeoutMs: 30_000,
@@ -205,9 +226,35 @@ describe('benchmarking service (NATS + Postgres, simulated and CPU edges)', () =
     expect(byId.get(cpu.id)!.profile!.devices[0]!.matmulTflops.fp32).toBeGreaterThan(0);
   }, 90_000);
 
+  it('stamps each request with the id that starts its chain, and the command to the edge with the request', async () => {
+    const requested = events.items.filter((e) => e.type === 'benchmark.requested');
+    expect(requested).toHaveLength(4);
+    for (const request of requested) {
+      const { requestId, providerId } = request.data as { requestId: string; providerId: string };
+      expect(request).toMatchObject({
+        streamId: `benchmarking-provider-${providerId}`,
+        correlationId: requestId,
+        causationId: requestId,
+      });
+      const command = await benchmarkCommands.waitFor(
+        (c) => (c.data as { requestId: string }).requestId === requestId,
+      );
+      expect(command).toMatchObject({
+        streamId: `benchmarking-${providerId}`,
+        correlationId: requestId,
+        causationId: request.eventId,
+      });
+    }
+    // What a report decided carries the report's correlation and names it as the cause.
+    const verdict = events.items.find((e) => e.type === 'provider.claim.mismatched')!;
+    const report = benchmarkReports.items.find((r) => (r.data as { edgeId: string }).edgeId === fake.id)!;
+    expect(verdict).toMatchObject({ correlationId: report.correlationId, causationId: report.eventId });
+    expect(events.items.filter((e) => typeof e.causationId !== 'string')).toEqual([]);
+  });
+
   it('fails a request the edge never answers at its deadline, and lowers the score', async () => {
     clock.advance(16 * MIN);
-    const sweep = await svc.runtime.sweep();
+    const sweep = await svc.scheduler.sweep();
     expect(sweep.expired).toEqual([silent.id]);
     const failed = await events.waitFor((e) => e.type === 'benchmark.failed');
     expect(failed.data).toMatchObject({ providerId: silent.id, cause: 'timed-out' });
@@ -230,7 +277,7 @@ describe('benchmarking service (NATS + Postgres, simulated and CPU edges)', () =
         ).rows[0].busy === true,
     );
     clock.advance(2 * DAY);
-    const sweep = await svc.runtime.sweep();
+    const sweep = await svc.scheduler.sweep();
     const reasons = Object.fromEntries(
       sweep.requested.map((r) => [edges.find((e) => e.id === r.providerId)!.name, r.reason]),
     );
@@ -253,11 +300,13 @@ describe('benchmarking service (NATS + Postgres, simulated and CPU edges)', () =
           ])
         ).rows[0].busy === false,
     );
-    expect((await svc.runtime.sweep()).requested).toEqual([{ providerId: honest.id, reason: 'spot-check' }]);
+    expect((await svc.scheduler.sweep()).requested).toEqual([
+      { providerId: honest.id, reason: 'spot-check' },
+    ]);
   }, 120_000);
 
   it('probes a bounded sample of links, fits coordinates and serves the network estimate', async () => {
-    const cycle = await svc.runtime.probeCycle();
+    const cycle = await svc.probes.run();
     expect(cycle.requests).toBeGreaterThan(0);
     expect(cycle.reported).toBeGreaterThan(0);
     await waitFor(
@@ -266,7 +315,7 @@ describe('benchmarking service (NATS + Postgres, simulated and CPU edges)', () =
           .n === 4,
       { timeoutMs: 20_000, description: 'coordinates for the four hosts' },
     );
-    await svc.runtime.refitter.idle();
+    await svc.refitter.idle();
     const estimate = await askQuery(svc.nats.nc, GetNetworkEstimate, {}, { ...ask, prefix: svc.nats.prefix });
     expect(estimate.coordinates).toHaveLength(4);
     expect(estimate.links.length).toBeGreaterThanOrEqual(2);

@@ -190,7 +190,7 @@ describe("benchmarking learns links from jobs' overlay path reports (NATS + Post
 
   it('holds a report that arrives before its launch, and resolves it when the launch arrives', async () => {
     const [D, E] = [edge('D'), edge('E')];
-    await report('job-early', [direct('100.96.1.1', '100.96.1.2', 0.4, 1e9, 2e9)]);
+    const early = await report('job-early', [direct('100.96.1.1', '100.96.1.2', 0.4, 1e9, 2e9)]);
     await waitFor(async () => (await pending('job-early')) === 1, { description: 'the report held' });
     expect(await linksBetween(D, E)).toEqual([]);
     await launchPair('job-early', D, E, 1);
@@ -200,6 +200,11 @@ describe("benchmarking learns links from jobs' overlay path reports (NATS + Post
       [E, D, 400, 2e9, true, 'overlay'],
     ]);
     expect(await pending('job-early')).toBe(0);
+    // The links are caused by the report, held until the launch, not by the launch.
+    expect(await measured.waitFor((e) => e.data.a === D && e.data.b === E)).toMatchObject({
+      correlationId: early.correlationId,
+      causationId: early.eventId,
+    });
     await counted('gpunet_benchmarking_overlay_reports_total', { result: 'held' }, 1);
     await counted('gpunet_benchmarking_overlay_reports_total', { result: 'resolved' }, 1);
   });

@@ -273,6 +273,3 @@ export const providerBenchmarkDecider: Decider<
   ProviderBenchmarkEvent,
   ProviderBenchmarkState
 > = { decide, evolve, initialState: initialProviderBenchmarkState };
-
-/** The event-store stream of one provider's benchmarking. */
-export const benchmarkStreamId = (providerId: string): string => `benchmarking-provider-${providerId}`;

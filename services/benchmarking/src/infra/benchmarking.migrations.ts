@@ -102,7 +102,7 @@ export class BenchmarkingProjections1764600000000 implements MigrationInterface 
 }
 
 /**
- * Links from jobs' overlays (F7): which edge holds which overlay address in a job (from
+ * Links from jobs' overlays: which edge holds which overlay address in a job (from
  * `job.launching`, the newest attempt's), and the path reports that arrived before their job's launch
  * (execution publishes a job's report while it prepares the overlay, before it appends the launch), one
  * per job, until the launch resolves them or they would only yield expired links.

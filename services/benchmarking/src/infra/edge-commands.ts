@@ -1,41 +1,49 @@
 import {
   type BenchmarkReply,
   BenchmarkReplySchema,
-  buildEnvelope,
+  type Causation,
   type InputOf,
+  InvalidMessageError,
   type ProbeLinksOnEdge,
   type RunBenchmarkOnEdge,
+  streamIdOf,
 } from '@gpunet/contracts';
-import type { NatsConnection } from '@nats-io/nats-core';
+import { type EventingClient, NoRespondersError, QueryTimeoutError } from '@gpunet/eventing';
 
 /** The edge did not answer (not connected, or too slow): the request stays pending until its deadline. */
 export type EdgeCommandOutcome =
   BenchmarkReply | { readonly requestId: string; readonly outcome: 'unanswered'; readonly detail: string };
 
+type EdgeCommand = typeof RunBenchmarkOnEdge | typeof ProbeLinksOnEdge;
+
 /**
- * Sends a benchmark or probe command to one edge over core NATS request/reply and returns its
- * immediate answer (accepted / declined), or `unanswered` when nobody replied in time.
+ * Sends a benchmark or probe command to one edge (core NATS request/reply, on the edge's own
+ * subject) and returns its immediate answer (accepted / declined), or `unanswered` when nobody
+ * listens, nobody answered in time or the answer is off contract. Any other failure is thrown.
  */
 export const sendEdgeCommand = async (
-  nc: NatsConnection,
-  def: typeof RunBenchmarkOnEdge | typeof ProbeLinksOnEdge,
+  client: EventingClient,
+  def: EdgeCommand,
   edgeId: string,
-  data: InputOf<typeof RunBenchmarkOnEdge> | InputOf<typeof ProbeLinksOnEdge>,
-  options: { readonly prefix: string; readonly timeoutMs: number; readonly correlationId?: string },
+  data: InputOf<EdgeCommand>,
+  options: { readonly cause: Causation; readonly timeoutMs: number },
 ): Promise<EdgeCommandOutcome> => {
-  const envelope = buildEnvelope(def, data as never, {
-    streamId: `benchmarking-${edgeId}`,
-    ...(options.correlationId ? { correlationId: options.correlationId } : {}),
-  });
   try {
-    const reply = await nc.request(def.subject({ edgeId }, options.prefix), JSON.stringify(envelope), {
-      timeout: options.timeoutMs,
+    return await client.command(def, {
+      params: { edgeId },
+      data,
+      streamId: streamIdOf('benchmarking', edgeId),
+      cause: options.cause,
+      reply: BenchmarkReplySchema,
+      timeoutMs: options.timeoutMs,
     });
-    const parsed = BenchmarkReplySchema.safeParse(reply.json());
-    if (!parsed.success)
-      return { requestId: data.requestId, outcome: 'unanswered', detail: 'reply off contract' };
-    return parsed.data;
   } catch (error) {
-    return { requestId: data.requestId, outcome: 'unanswered', detail: String(error).slice(0, 512) };
+    if (
+      error instanceof NoRespondersError ||
+      error instanceof QueryTimeoutError ||
+      error instanceof InvalidMessageError
+    )
+      return { requestId: data.requestId, outcome: 'unanswered', detail: String(error).slice(0, 512) };
+    throw error;
   }
 };

@@ -1,4 +1,6 @@
-import 'reflect-metadata';
+import { Writable } from 'node:stream';
+import { runService, type RunningService } from '@gpunet/service-runtime';
+import { createLogger, type Registry } from '@gpunet/telemetry';
 import {
   FakeClock,
   type NatsTestContext,
@@ -7,22 +9,20 @@ import {
   useNats,
   usePostgres,
 } from '@gpunet/testing';
-import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { Registry } from 'prom-client';
+import { BenchmarkScheduler } from '../../src/app/benchmark.scheduler';
 import type { BenchmarkingConfig } from '../../src/app/benchmarking.config';
-import {
-  BENCHMARKING_RUNTIME,
-  BenchmarkingModule,
-  type BenchmarkingRuntime,
-} from '../../src/app/benchmarking.module';
+import { BenchmarkingModule } from '../../src/app/benchmarking.module';
+import { CoordinateRefitter } from '../../src/app/coordinate-refitter.service';
+import { ProbeCycle } from '../../src/app/probe.cycle';
 
 /** The harness's LAN threshold (µs): well above loopback under any load. */
 export const HARNESS_LAN_RTT_US = 25_000;
 
 export interface BenchmarkingUnderTest {
-  readonly runtime: BenchmarkingRuntime;
-  readonly app: INestApplicationContext;
+  readonly service: RunningService;
+  readonly scheduler: BenchmarkScheduler;
+  readonly probes: ProbeCycle;
+  readonly refitter: CoordinateRefitter;
   readonly clock: FakeClock;
   readonly metrics: Registry;
   readonly pg: PostgresTestSchema;
@@ -31,7 +31,15 @@ export interface BenchmarkingUnderTest {
   close(): Promise<void>;
 }
 
-/** Benchmarking as a Nest application on the shared NATS and Postgres, in its own namespace, with a fake clock. */
+const silent = createLogger({
+  service: 'benchmarking',
+  destination: new Writable({ write: (_chunk, _encoding, done) => done() }),
+});
+
+/**
+ * Benchmarking booted as in production (`runService`), on the shared NATS and Postgres, in its own
+ * namespace, with a fake clock, a seeded random source and small consumer batches.
+ */
 export const startBenchmarking = async (
   label: string,
   overrides: Partial<BenchmarkingConfig> = {},
@@ -39,7 +47,6 @@ export const startBenchmarking = async (
 ): Promise<BenchmarkingUnderTest> => {
   const pg = await usePostgres({ label });
   const nats = await useNats({ label });
-  const metrics = new Registry();
   const errors: string[] = [];
   const config: BenchmarkingConfig = {
     databaseUrl: pg.connectionString,
@@ -74,29 +81,33 @@ export const startBenchmarking = async (
     allowWhileBusy: false,
     ...overrides,
   };
-  const app = await NestFactory.createApplicationContext(
-    BenchmarkingModule.forRoot({
-      config,
-      clock,
-      random: seededRandom(`benchmarking-${label}`).next,
-      metrics,
-      onError: (e, c) => errors.push(`${c}: ${String(e)}`),
-      batchSize: 16,
-    }),
-    { logger: false, abortOnError: false },
-  );
-  await app.init();
-  const runtime = app.get<BenchmarkingRuntime>(BENCHMARKING_RUNTIME);
+  const service = await runService({
+    name: 'benchmarking',
+    module: ({ metrics }) =>
+      BenchmarkingModule.forRoot({
+        config,
+        clock,
+        random: seededRandom(`benchmarking-${label}`).next,
+        metrics,
+        onError: (e, c) => errors.push(`${c}: ${String(e)}`),
+      }),
+    handleSignals: false,
+    env: {},
+    logger: silent,
+    transport: { defaults: { batchSize: 16 } },
+  });
   return {
-    runtime,
-    app,
+    service,
+    scheduler: service.app.get(BenchmarkScheduler),
+    probes: service.app.get(ProbeCycle),
+    refitter: service.app.get(CoordinateRefitter),
     clock,
-    metrics,
+    metrics: service.context.metrics,
     pg,
     nats,
     errors,
     close: async () => {
-      await app.close();
+      await service.close();
       await nats.cleanup();
       await pg.drop();
     },

@@ -1,4 +1,4 @@
-import type { Envelope, JobPathReport } from '@gpunet/contracts';
+import type { Causation, JobPathReport } from '@gpunet/contracts';
 import type { Tx } from '@gpunet/eventing';
 
 /**
@@ -49,8 +49,7 @@ export const loadOverlayHosts = async (tx: Tx, jobId: string): Promise<Map<strin
 /** A path report held until its job's launch, with what its links will be caused by. */
 export interface PendingPathReport {
   readonly report: JobPathReport;
-  readonly eventId: string;
-  readonly correlationId: string;
+  readonly cause: Causation;
 }
 
 /**
@@ -59,8 +58,8 @@ export interface PendingPathReport {
  */
 export const holdPathReport = async (
   tx: Tx,
-  envelope: Envelope,
   report: JobPathReport,
+  cause: Causation,
   expiresAt: string,
 ): Promise<void> => {
   await tx.execute(
@@ -75,8 +74,8 @@ export const holdPathReport = async (
       JSON.stringify(report),
       report.generatedAt,
       expiresAt,
-      envelope.eventId,
-      envelope.correlationId,
+      cause.causationId,
+      cause.correlationId,
     ],
   );
 };
@@ -88,7 +87,9 @@ export const takePathReport = async (tx: Tx, jobId: string): Promise<PendingPath
      RETURNING report, event_id, correlation_id`,
     [jobId],
   );
-  return row ? { report: row.report, eventId: row.event_id, correlationId: row.correlation_id } : null;
+  return row
+    ? { report: row.report, cause: { correlationId: row.correlation_id, causationId: row.event_id } }
+    : null;
 };
 
 /** Drops held reports whose links would be expired by now: their launch never came. */

@@ -12,7 +12,7 @@ import type { z } from 'zod';
 import { RELIABILITY } from '../domain/reliability';
 
 /** A request as the query server hands it over: validated, defaults applied. */
-type Req<Q extends QueryDefinition> = z.output<Q['request']>;
+export type ServedRequest<Q extends QueryDefinition> = z.output<Q['request']>;
 
 interface ReliabilityRow {
   provider_id: string;
@@ -50,7 +50,7 @@ const nextCursor = <T extends { providerId: string }>(items: T[], limit: number)
 
 export const findGpuProfiles = async (
   db: Database,
-  request: Req<typeof FindGpuProfiles>,
+  request: ServedRequest<typeof FindGpuProfiles>,
   now: Date,
 ): Promise<QueryResponse<typeof FindGpuProfiles>> => {
   const { where, params } = page(request);
@@ -80,7 +80,7 @@ export const findGpuProfiles = async (
 
 export const findReliability = async (
   db: Database,
-  request: Req<typeof FindReliability>,
+  request: ServedRequest<typeof FindReliability>,
 ): Promise<QueryResponse<typeof FindReliability>> => {
   const { where, params } = page(request);
   const rows = await db.query<ReliabilityRow>(
@@ -94,7 +94,7 @@ export const findReliability = async (
 
 export const getNetworkEstimate = async (
   db: Database,
-  request: Req<typeof GetNetworkEstimate>,
+  request: ServedRequest<typeof GetNetworkEstimate>,
   now: Date,
 ): Promise<QueryResponse<typeof GetNetworkEstimate>> => {
   const coordinates = await db.query<{

@@ -1,0 +1,34 @@
+import { FindGpuProfiles, FindReliability, GetNetworkEstimate } from '@gpunet/contracts';
+import { EVENTING, type EventingRuntime, served } from '@gpunet/eventing';
+import { Controller, Inject } from '@nestjs/common';
+import { MessagePattern, Payload } from '@nestjs/microservices';
+import {
+  findGpuProfiles,
+  findReliability,
+  getNetworkEstimate,
+  type ServedRequest,
+} from '../infra/queries.repository';
+
+/** Replicas share the queries. */
+const SERVED = served({ queue: 'benchmarking' });
+
+/** What the scheduler reads of benchmarking: GPU profiles, reliability and the network estimate. */
+@Controller()
+export class BenchmarkingQueriesHandler {
+  constructor(@Inject(EVENTING) private readonly eventing: EventingRuntime) {}
+
+  @MessagePattern(FindGpuProfiles, SERVED)
+  gpuProfiles(@Payload() request: ServedRequest<typeof FindGpuProfiles>) {
+    return findGpuProfiles(this.eventing.db, request, this.eventing.clock.now());
+  }
+
+  @MessagePattern(FindReliability, SERVED)
+  reliability(@Payload() request: ServedRequest<typeof FindReliability>) {
+    return findReliability(this.eventing.db, request);
+  }
+
+  @MessagePattern(GetNetworkEstimate, SERVED)
+  networkEstimate(@Payload() request: ServedRequest<typeof GetNetworkEstimate>) {
+    return getNetworkEstimate(this.eventing.db, request, this.eventing.clock.now());
+  }
+}

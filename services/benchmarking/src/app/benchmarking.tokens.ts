@@ -1,0 +1,11 @@
+/*
+ * Injection tokens of benchmarking's own providers. gpunet builds without decorator metadata, so
+ * every injection names its token (ADR 0002).
+ */
+
+/** The service's `BenchmarkingConfig`. */
+export const BENCHMARKING_CONFIG = Symbol('gpunet.benchmarking.config');
+/** The service's `BenchmarkingMetrics`. */
+export const BENCHMARKING_METRICS = Symbol('gpunet.benchmarking.metrics');
+/** Uniform [0, 1) source for spot checks and probe sampling (`() => number`). */
+export const BENCHMARKING_RANDOM = Symbol('gpunet.benchmarking.random');
