@@ -9,7 +9,6 @@ const config = configFromEnv(process.env);
 const chain = new SimulatedChainAdapter({ assets: config.assets });
 
 runService({
-  transport: false, // until this service serves its handlers on the JetStream transport
   name: 'settlement',
   module: ({ metrics, logger }) =>
     SettlementModule.forRoot({

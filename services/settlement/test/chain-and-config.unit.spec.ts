@@ -46,6 +46,7 @@ describe('configuration from the environment', () => {
     expect(config).toMatchObject({
       schema: 'settlement',
       natsUrl: 'nats://127.0.0.1:4222',
+      natsSeed: null,
       chain: 'simulated',
       assets: ['NTX'],
       economy: { platformFeeBps: 200, lowEscrowBps: 1000 },

@@ -1,19 +1,19 @@
 import {
+  foldEvents,
   JobCompleted,
   JobSubmitted,
+  originOf,
+  type PayloadOf,
+  streamIdOf,
   SubnetCreateRequested,
   UsageReported,
-  type PayloadOf,
 } from '@gpunet/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { figuresFor, billedGpuSeconds } from '../src/domain/job/pricing';
-import {
-  jobSettlementDecider,
-  jobStreamId,
-  type JobSettlementEvent,
-} from '../src/domain/job/job-settlement.decider';
-import { foldEvents } from '@gpunet/contracts';
-import { openSettlement, message, type PostgresSettlement } from './support/postgres-settlement';
+import { type JobSettlementEvent, jobSettlementDecider } from '../src/domain/job/job-settlement.decider';
+import { billedGpuSeconds, figuresFor } from '../src/domain/job/pricing';
+import { hashOf, replayLedger } from './support/invariants';
+import { message } from './support/message';
+import { type SettlementUnderTest, startSettlement } from './support/service';
 
 /*
  * Fifty usage reports for one job, all at once, each also delivered a second time (a redelivery
@@ -38,42 +38,37 @@ const PARAMETERS = {
 const reading = (seq: number, provider: number) => seq * 37 * GPUS_EACH + provider * 3;
 
 describe('50 concurrent usage reports for one job (Postgres)', () => {
-  let s: PostgresSettlement;
+  let s: SettlementUnderTest;
   const jobId = 'job-concurrent';
+  const jobStream = streamIdOf('job', jobId);
 
   beforeAll(async () => {
-    s = await openSettlement('concurrency', 50);
-    await s.run((uow) =>
-      s.workflow.recordDeposit(
-        uow,
-        {
-          depositId: 'd1',
-          asset: 'NTX',
-          ownerId: 'tenant',
-          amount: '1000000000000',
-          chain: 'simulated',
-          chainTxId: 'tx1',
-          confirmations: 15,
-          confirmedAt: '2030-01-01T00:00:00Z',
-        },
-        { correlationId: 'c', causationId: null },
-      ),
+    s = await startSettlement('concurrency');
+    await s.commands.recordDeposit(
+      {
+        depositId: 'd1',
+        asset: 'NTX',
+        ownerId: 'tenant',
+        amount: '1000000000000',
+        chain: 'simulated',
+        chainTxId: 'tx1',
+        confirmations: 15,
+        confirmedAt: '2030-01-01T00:00:00Z',
+      },
+      originOf('tx1'),
     );
-    await s.run((uow) =>
-      s.workflow.recordDeposit(
-        uow,
-        {
-          depositId: 'd2',
-          asset: 'NTX',
-          ownerId: 'owner',
-          amount: '1000000',
-          chain: 'simulated',
-          chainTxId: 'tx2',
-          confirmations: 15,
-          confirmedAt: '2030-01-01T00:00:00Z',
-        },
-        { correlationId: 'c', causationId: null },
-      ),
+    await s.commands.recordDeposit(
+      {
+        depositId: 'd2',
+        asset: 'NTX',
+        ownerId: 'owner',
+        amount: '1000000',
+        chain: 'simulated',
+        chainTxId: 'tx2',
+        confirmations: 15,
+        confirmedAt: '2030-01-01T00:00:00Z',
+      },
+      originOf('tx2'),
     );
     await s.deliver(
       message(SubnetCreateRequested, {
@@ -104,7 +99,7 @@ describe('50 concurrent usage reports for one job (Postgres)', () => {
   const jobState = async () =>
     foldEvents(
       jobSettlementDecider,
-      (await s.store.readStream(jobStreamId(jobId))).map(
+      (await s.eventing.store.readStream(jobStream)).map(
         (e) => ({ type: e.type, data: e.data }) as JobSettlementEvent,
       ),
     );
@@ -130,7 +125,7 @@ describe('50 concurrent usage reports for one job (Postgres)', () => {
     const state = await jobState();
     if (state.status !== 'funded') throw new Error(`job is ${state.status}`);
     const terms = state.terms;
-    const transfers = await s.ledger.transfers(s.db, { jobId });
+    const transfers = await s.ledger.transfers(s.eventing.db, { jobId });
     for (const [p, providerId] of PROVIDERS.entries()) {
       const expectedBilled = billedGpuSeconds(BigInt(reading(50, p)), GPUS_EACH, terms, 7_200);
       const expected = figuresFor(expectedBilled, PRICE, terms);
@@ -142,10 +137,12 @@ describe('50 concurrent usage reports for one job (Postgres)', () => {
         .reduce((sum, t) => sum + t.amount, 0n);
       expect(accrued).toBe(expected.charge);
     }
-    const escrow = (await s.ledger.lockAccounts(s.db, [`NTX:escrow:${jobId}`])).get(`NTX:escrow:${jobId}`)!;
+    const escrow = (await s.ledger.lockAccounts(s.eventing.db, [`NTX:escrow:${jobId}`])).get(
+      `NTX:escrow:${jobId}`,
+    )!;
     expect(escrow.debitsPending).toBe(state.accrued);
     // Each metered report raised the accrued total; none was applied on a stale state.
-    const metered = (await s.store.readStream(jobStreamId(jobId))).filter((e) => e.type === 'usage.metered');
+    const metered = (await s.eventing.store.readStream(jobStream)).filter((e) => e.type === 'usage.metered');
     const accruedSeries = metered.map((e) =>
       BigInt((e.data as PayloadOf<typeof UsageReported> & { accrued: string }).accrued),
     );
@@ -179,11 +176,11 @@ describe('50 concurrent usage reports for one job (Postgres)', () => {
     const results = await Promise.allSettled([...ends, ...late].map((e) => s.deliver(e)));
     expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
 
-    const events = await s.store.readStream(jobStreamId(jobId));
+    const events = await s.eventing.store.readStream(jobStream);
     expect(events.filter((e) => e.type === 'job.settled')).toHaveLength(1);
     const state = await jobState();
     if (state.status !== 'settled') throw new Error(`job is ${state.status}`);
-    const sql = s.db;
+    const sql = s.eventing.db;
     for (const [p, providerId] of PROVIDERS.entries()) {
       const expected = figuresFor(
         billedGpuSeconds(BigInt(reading(60, p)), GPUS_EACH, state.terms, 7_200),
@@ -202,6 +199,6 @@ describe('50 concurrent usage reports for one job (Postgres)', () => {
     const totals = await s.ledger.totals(sql, 'NTX');
     expect([totals.posted, totals.pending]).toEqual([0n, 0n]);
     // The ledger is exactly what the event store says it should be.
-    expect(await s.replayHash()).toBe(await s.ledger.hash(sql));
+    expect(hashOf(replayLedger(await s.log()))).toBe(await s.ledger.hash(sql));
   }, 60_000);
 });

@@ -9,6 +9,9 @@ import {
   JobSubmitted,
   type MessageDefinition,
   prefixSubject,
+  type QueryDefinition,
+  type QueryRequest,
+  type QueryResponse,
   SettlementBalancesQuery,
   SimulatedChainDepositRequest,
   SubnetCreateRequested,
@@ -18,24 +21,17 @@ import {
   WithdrawalRequested,
 } from '@gpunet/contracts';
 import { askQuery } from '@gpunet/eventing';
-import {
-  EventCollector,
-  type NatsTestContext,
-  type PostgresTestSchema,
-  useNats,
-  usePostgres,
-  waitFor,
-} from '@gpunet/testing';
-import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { EventCollector, waitFor } from '@gpunet/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SETTLEMENT_RUNTIME, SettlementModule, type SettlementRuntime } from '../src/app/settlement.module';
+import { EXECUTION_CONSUMER, GATEWAY_CONSUMER } from '../src/app/settlement.consumers';
 import { SimulatedChainAdapter } from '../src/infra/chain/simulated-chain.adapter';
+import { type SettlementUnderTest, startSettlement } from './support/service';
 
 /*
- * Settlement as a Nest application on real NATS and Postgres: deposits through the simulated chain,
- * a subnet, a funded job metered and settled from messages on the other services' streams, a
- * rejected job, a slashed provider, a withdrawal through the chain, reconciliation, and the queries.
+ * Settlement booted as in production (runService, the JetStream transport) on real NATS and
+ * Postgres: deposits through the simulated chain, a subnet, a funded job metered and settled from
+ * messages on the other services' streams, a rejected job, a slashed provider, a withdrawal through
+ * the chain, reconciliation, and the queries.
  */
 
 const PARAMETERS = {
@@ -50,99 +46,78 @@ const PARAMETERS = {
   membership: { mode: 'open' as const },
 };
 
-describe('settlement service (Nest, NATS, Postgres, simulated chain)', () => {
-  let pg: PostgresTestSchema;
-  let nats: NatsTestContext;
-  let app: INestApplicationContext;
-  let runtime: SettlementRuntime;
+describe('settlement service (runService, NATS, Postgres, simulated chain)', () => {
+  let s: SettlementUnderTest;
   const chain = new SimulatedChainAdapter({ assets: ['NTX'], confirmationsRequired: 2 });
-  const errors: { error: unknown; context: string }[] = [];
   const published = new EventCollector<Envelope>('settlement events');
 
   const publish = async <D extends MessageDefinition>(def: D, data: InputOf<D>): Promise<Envelope> => {
     const envelope = buildEnvelope(def, data, { streamId: 'test' }) as Envelope;
-    await runtime.nats.js.publish(def.subject(undefined, nats.prefix), JSON.stringify(envelope), {
+    await s.eventing.nats.js.publish(def.subject(undefined, s.nats.prefix), JSON.stringify(envelope), {
       msgID: envelope.eventId,
     });
     return envelope;
   };
-  const query = { prefix: '', timeoutMs: 10_000 };
+  /** Asks as another service would: on its own connection. */
+  const ask = <Q extends QueryDefinition>(def: Q, request: QueryRequest<Q>): Promise<QueryResponse<Q>> =>
+    askQuery(s.nats.nc, def, request, { prefix: s.nats.prefix, timeoutMs: 10_000 });
 
   beforeAll(async () => {
-    pg = await usePostgres({ label: 'settlement_app' });
-    nats = await useNats({ label: 'settlement_app' });
-    query.prefix = nats.prefix;
-    app = await NestFactory.createApplicationContext(
-      SettlementModule.forRoot({
-        config: {
-          databaseUrl: pg.connectionString,
-          schema: pg.schema,
-          natsUrl: String(nats.servers),
-          prefix: nats.prefix,
-          economy: { platformFeeBps: 200, lowEscrowBps: 1_000, minSubnetCreationStake: 1_000n },
-          chain: 'simulated',
-          assets: ['NTX'],
-          chainPassMs: 0,
-        },
-        chain,
-        faucet: chain,
-        batchSize: 16,
-        onError: (error, context) => errors.push({ error, context }),
-      }),
-      { logger: false },
-    );
-    await app.init();
-    runtime = app.get<SettlementRuntime>(SETTLEMENT_RUNTIME);
-    nats.nc.subscribe(prefixSubject(nats.prefix, 'settlement.>'), {
+    s = await startSettlement('settlement_app', { chain, faucet: true, batchSize: 16 });
+    s.nats.nc.subscribe(prefixSubject(s.nats.prefix, 'settlement.>'), {
       callback: (_, msg) => published.push(msg.json<Envelope>()),
     });
   }, 60_000);
 
-  afterAll(async () => {
-    await app?.close();
-    await nats?.cleanup();
-    await pg?.drop();
-  }, 60_000);
+  afterAll(() => s?.close(), 60_000);
+
+  it('serves its two durable consumers and its queries on the JetStream transport', () => {
+    const described = s.service.transport!.describe();
+    expect(described.consumers.map((c) => [c.name, c.stream])).toEqual([
+      [GATEWAY_CONSUMER, 'GATEWAY'],
+      [EXECUTION_CONSUMER, 'EXECUTION'],
+    ]);
+    expect(described.queries).toEqual([
+      'settlement.balances',
+      'settlement.account-statement',
+      'settlement.job-statement',
+      'settlement.subnet-economics',
+      'settlement.simulated-chain.deposit',
+    ]);
+  });
 
   it('credits confirmed deposits once, and only once they are confirmed', async () => {
     chain.deposit('tenant', 'NTX', 100_000_000_000n);
     chain.deposit('owner', 'NTX', 50_000n);
     chain.deposit('p1', 'NTX', 1_000n);
     chain.mine(1);
-    expect((await runtime.chainPass()).deposits).toBe(0);
+    expect((await s.watcher.chainPass()).deposits).toBe(0);
     chain.mine(1);
-    expect((await runtime.chainPass()).deposits).toBe(3);
-    expect((await runtime.chainPass()).deposits).toBe(0);
-    const { accounts } = await askQuery(nats.nc, SettlementBalancesQuery, { ownerId: 'tenant' }, query);
+    expect((await s.watcher.chainPass()).deposits).toBe(3);
+    expect((await s.watcher.chainPass()).deposits).toBe(0);
+    const { accounts } = await ask(SettlementBalancesQuery, { ownerId: 'tenant' });
     expect(accounts.map((a) => [a.accountId, a.available])).toEqual([['NTX:wallet:tenant', '100000000000']]);
   });
 
   it('takes development deposits on the simulated chain, credited before the reply', async () => {
-    const reply = await askQuery(
-      nats.nc,
-      SimulatedChainDepositRequest,
-      { ownerId: 'dev-tenant', asset: 'NTX', amount: '2500' },
-      query,
-    );
+    const reply = await ask(SimulatedChainDepositRequest, {
+      ownerId: 'dev-tenant',
+      asset: 'NTX',
+      amount: '2500',
+    });
     expect(reply.chainTxId).toMatch(/^sim-tx-/);
     expect(reply.available).toBe('2500');
-    const again = await askQuery(
-      nats.nc,
-      SimulatedChainDepositRequest,
-      { ownerId: 'dev-tenant', asset: 'NTX', amount: '500' },
-      query,
-    );
+    const again = await ask(SimulatedChainDepositRequest, {
+      ownerId: 'dev-tenant',
+      asset: 'NTX',
+      amount: '500',
+    });
     expect(again.available).toBe('3000');
     await expect(
-      askQuery(
-        nats.nc,
-        SimulatedChainDepositRequest,
-        { ownerId: 'dev-tenant', asset: 'ZZZ', amount: '1' },
-        query,
-      ),
+      ask(SimulatedChainDepositRequest, { ownerId: 'dev-tenant', asset: 'ZZZ', amount: '1' }),
     ).rejects.toThrow(/ZZZ/);
     // The refusal is reported like every failed request (and nothing else went wrong).
-    expect(errors.splice(0).map((e) => e.context)).toEqual([
+    expect(s.errors.splice(0).map((e) => e.context)).toEqual([
       'query settlement.simulated-chain.deposit failed',
     ]);
   });
@@ -164,7 +139,7 @@ describe('settlement service (Nest, NATS, Postgres, simulated chain)', () => {
     });
     const economics = await waitFor(
       async () => {
-        const e = await askQuery(nats.nc, SubnetEconomicsQuery, { subnetId: 'sub' }, query);
+        const e = await ask(SubnetEconomicsQuery, { subnetId: 'sub' });
         return e.providers.length === 1 ? e : undefined;
       },
       { description: 'the subnet with its provider', timeoutMs: 20_000 },
@@ -230,7 +205,7 @@ describe('settlement service (Nest, NATS, Postgres, simulated chain)', () => {
       platformFees: '72000',
       refunded: '11556000',
     });
-    const statement = await askQuery(nats.nc, JobStatementQuery, { jobId: 'job-1' }, query);
+    const statement = await ask(JobStatementQuery, { jobId: 'job-1' });
     expect(statement).toMatchObject({
       status: 'settled',
       funded: '15408000',
@@ -327,19 +302,14 @@ describe('settlement service (Nest, NATS, Postgres, simulated chain)', () => {
       requestedAt: '2030-01-01T01:00:00Z',
     });
     await published.waitFor((e) => e.type === 'withdrawal.held', { timeoutMs: 20_000 });
-    const sent = await runtime.chainPass();
+    const sent = await s.watcher.chainPass();
     expect(sent.withdrawalsCompleted).toBe(0);
     expect(sent.mismatches).toEqual([]);
     chain.mine(2);
-    const pass = await runtime.chainPass();
+    const pass = await s.watcher.chainPass();
     expect(pass.withdrawalsCompleted).toBe(1);
     expect(pass.mismatches).toEqual([]);
-    const { entries } = await askQuery(
-      nats.nc,
-      AccountStatementQuery,
-      { accountId: 'NTX:payable:p1' },
-      query,
-    );
+    const { entries } = await ask(AccountStatementQuery, { accountId: 'NTX:payable:p1' });
     expect(entries.map((e) => `${e.direction}:${e.kind}:${e.code}`)).toContain(
       'debit:post-pending:withdrawal',
     );
@@ -347,11 +317,11 @@ describe('settlement service (Nest, NATS, Postgres, simulated chain)', () => {
 
   it('raises a reconciliation mismatch when custody moves behind the ledger', async () => {
     chain.drift('NTX', -7n);
-    const pass = await runtime.chainPass();
+    const pass = await s.watcher.chainPass();
     expect(pass.mismatches.map((m) => m.data)).toEqual([
       expect.objectContaining({ kind: 'custody-mismatch', difference: '-7', asset: 'NTX' }),
     ]);
     await published.waitFor((e) => e.type === 'ledger.reconciliation-mismatched', { timeoutMs: 20_000 });
-    expect(errors).toEqual([]);
+    expect(s.errors).toEqual([]);
   });
 });

@@ -1,13 +1,5 @@
-import {
-  JobSubmitted,
-  SubnetCreateRequested,
-  SubnetParametersUpdateRequested,
-  UsageReported,
-  JobCompleted,
-} from '@gpunet/contracts';
 import { given } from '@gpunet/testing';
 import { describe, expect, it } from 'vitest';
-import type { SubnetParameters } from '../src/domain/job/job-settlement.decider';
 import {
   type SubnetCommand,
   subnetDecider,
@@ -15,22 +7,8 @@ import {
   type SubnetState,
 } from '../src/domain/subnet/subnet.decider';
 import { subnetTransfers } from '../src/domain/subnet/subnet.effects';
-import { deliver } from './support/harness';
-import { MemoryStore } from './support/memory-store';
-import { message } from './support/message';
+import { AT, PARAMETERS } from './support/subnet.fixture';
 
-const AT = '2030-01-01T00:00:00.000Z';
-const PARAMETERS: SubnetParameters = {
-  gpuClasses: ['H100'],
-  pricing: { mode: 'fixed', pricePerGpuHour: { H100: '3600' } },
-  billingIncrementSeconds: 1,
-  minimumChargeSeconds: 0,
-  subnetFeeBps: 1000,
-  providerMinStake: '100',
-  slashing: { 'host-lost': 2500, 'rank-crashed': 10_000 },
-  unbondingSeconds: 3600,
-  membership: { mode: 'allowlist', providers: ['p1', 'p2'] },
-};
 const create = (
   ownerId = 'o1',
   stake = 5_000n,
@@ -124,96 +102,6 @@ describe('subnet: parameters are versioned', () => {
       'subnet.parameters-updated',
     ]);
     expect(state.exists && state.version).toBe(3);
-  });
-
-  it('applies to jobs funded after the update, never to running ones', async () => {
-    const store = new MemoryStore();
-    await store.transaction(async (uow) => {
-      await uow.applyTransfers([
-        {
-          id: 'd1',
-          debitAccountId: 'NTX:chain:custody',
-          creditAccountId: 'NTX:wallet:o1',
-          amount: 10_000n,
-          kind: 'posted',
-          pendingId: null,
-          code: 'deposit',
-          jobId: null,
-          at: AT,
-        },
-        {
-          id: 'd2',
-          debitAccountId: 'NTX:chain:custody',
-          creditAccountId: 'NTX:wallet:t1',
-          amount: 10n ** 12n,
-          kind: 'posted',
-          pendingId: null,
-          code: 'deposit',
-          jobId: null,
-          at: AT,
-        },
-      ]);
-    });
-    const job = (jobId: string) =>
-      message(JobSubmitted, {
-        jobId,
-        tenantId: 't1',
-        subnetId: 's1',
-        asset: 'NTX',
-        gpus: 1,
-        gpuClasses: [],
-        maxPricePerGpuHour: '7200',
-        maxDurationSeconds: 3600,
-        submittedAt: AT,
-      });
-    const used = (jobId: string) => [
-      message(UsageReported, {
-        jobId,
-        seq: 1,
-        providers: [{ providerId: 'p1', gpuClass: 'H100', gpus: 1, gpuSeconds: 3600 }],
-        reportedAt: AT,
-      }),
-      message(JobCompleted, {
-        jobId,
-        usage: [{ providerId: 'p1', gpuClass: 'H100', gpus: 1, gpuSeconds: 3600 }],
-        completedAt: AT,
-      }),
-    ];
-    await deliver(
-      [
-        {
-          kind: 'message',
-          envelope: message(SubnetCreateRequested, {
-            subnetId: 's1',
-            ownerId: 'o1',
-            asset: 'NTX',
-            stake: '5000',
-            parameters: PARAMETERS,
-            requestedAt: AT,
-          }),
-        },
-        { kind: 'message', envelope: job('before') },
-        {
-          kind: 'message',
-          envelope: message(SubnetParametersUpdateRequested, {
-            subnetId: 's1',
-            ownerId: 'o1',
-            parameters: { ...PARAMETERS, pricing: { mode: 'fixed', pricePerGpuHour: { H100: '7200' } } },
-            requestedAt: AT,
-          }),
-        },
-        { kind: 'message', envelope: job('after') },
-        ...[...used('before'), ...used('after')].map((envelope) => ({ kind: 'message' as const, envelope })),
-      ],
-      { store },
-    );
-    const settled = store.log.flatMap(({ event }) =>
-      event.type === 'job.settled' ? [event.data as { jobId: string; paidToProviders: string }] : [],
-    );
-    expect(settled.map((s) => [s.jobId, s.paidToProviders])).toEqual([
-      ['before', '3600'],
-      ['after', '7200'],
-    ]);
   });
 });
 

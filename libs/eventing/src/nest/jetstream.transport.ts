@@ -42,6 +42,12 @@ interface DurablePlan {
   readonly definitions: MessageDefinition[];
   /** The handler of each message type. */
   readonly handlers: Map<string, MessageHandler>;
+  /**
+   * The extras of the `@EventPattern` each type's handler came with: Nest hands every pattern of
+   * one decorator the same extras object (and a callback of its own), so it tells one method bound
+   * to two versions of a type from two methods bound to it.
+   */
+  readonly owners: Map<string, Record<string, unknown>>;
   readonly methods: Set<symbol>;
 }
 
@@ -124,7 +130,7 @@ export class JetStreamTransport extends Server implements CustomTransportStrateg
       );
     let plan = this.durables.get(binding.name);
     if (!plan) {
-      plan = { binding, definitions: [], handlers: new Map(), methods: new Set() };
+      plan = { binding, definitions: [], handlers: new Map(), owners: new Map(), methods: new Set() };
       this.durables.set(binding.name, plan);
     }
     if (!sameSettings(plan.binding.settings, binding.settings) || plan.binding.batch !== binding.batch)
@@ -139,12 +145,15 @@ export class JetStreamTransport extends Server implements CustomTransportStrateg
     const known = plan.handlers.get(pattern.type);
     if (known && !plan.definitions.some((d) => d.type === pattern.type && d.version === pattern.version)) {
       // Another version of the same type (the registry upcasts it): one handler for the type.
-      if (known !== callback && !binding.batch)
+      if (known !== callback && plan.owners.get(pattern.type) !== extras && !binding.batch)
         throw new Error(`durable consumer ${binding.name}: two handlers for ${pattern.type}`);
     } else if (known) {
       throw new Error(`durable consumer ${binding.name}: ${pattern.type} v${pattern.version} bound twice`);
     }
-    if (!known) plan.handlers.set(pattern.type, callback);
+    if (!known) {
+      plan.handlers.set(pattern.type, callback);
+      plan.owners.set(pattern.type, extras);
+    }
     plan.definitions.push(pattern);
   }
 

@@ -49,3 +49,13 @@ export interface ChainAdapter {
   /** What the chain holds for us, confirmed (withdrawals count once confirmed). */
   custodyBalance(asset: string): Promise<bigint>;
 }
+
+/**
+ * What the simulated chain offers for development deposits (`SimulatedChainAdapter`): given one,
+ * settlement answers `SimulatedChainDepositRequest`. Never given with a real chain.
+ */
+export interface SimulatedFaucet {
+  deposit(ownerId: string, asset: string, amount: bigint): string;
+  mine(blocks: number): void;
+  readonly confirmationsRequired: number;
+}

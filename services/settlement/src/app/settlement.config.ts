@@ -1,16 +1,26 @@
-import { InvalidConfigError, parseServiceEnv } from '@gpunet/service-runtime';
+import type { ServiceConnection } from '@gpunet/eventing';
+import { InvalidConfigError, parseServiceEnv, readNatsSeed, serviceEnvShape } from '@gpunet/service-runtime';
 import { z } from 'zod';
-import { DEFAULT_SETTLEMENT_CONFIG, type SettlementConfig } from './settlement.workflow';
+
+/** The platform's economic settings (docs/economy.md). */
+export interface EconomyConfig {
+  /** Platform fee on top of the providers' charge, in basis points. Default 200 (2 %). */
+  readonly platformFeeBps: number;
+  /** `escrow.low` below this share of a job's escrow, in basis points. Default 1000 (10 %). */
+  readonly lowEscrowBps: number;
+  /** Least stake that creates a subnet, in minor units. Default 1 000 000 000. */
+  readonly minSubnetCreationStake: bigint;
+}
+
+export const DEFAULT_ECONOMY: EconomyConfig = {
+  platformFeeBps: 200,
+  lowEscrowBps: 1_000,
+  minSubnetCreationStake: 1_000_000_000n,
+};
 
 /** Settlement's settings, from the environment. */
-export interface SettlementServiceConfig {
-  readonly databaseUrl: string;
-  /** The service's own Postgres schema. Default `settlement`. */
-  readonly schema: string;
-  readonly natsUrl: string;
-  /** Subject/stream namespace (tests); default ''. */
-  readonly prefix: string;
-  readonly economy: SettlementConfig;
+export interface SettlementConfig extends ServiceConnection {
+  readonly economy: EconomyConfig;
   /** Which chain adapter: `simulated` (development and tests). `cardano` is the target, not built yet. */
   readonly chain: 'simulated';
   /** Assets the chain adapter holds custody of. Default `NTX`. */
@@ -22,25 +32,13 @@ export interface SettlementServiceConfig {
 const bps = (fallback: number) => z.coerce.number().int().min(0).max(10_000).default(fallback);
 
 const EnvSchema = z.object({
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
-  SETTLEMENT_SCHEMA: z
-    .string()
-    .regex(/^[a-z_][a-z0-9_]{0,62}$/)
-    .default('settlement'),
-  NATS_URL: z
-    .string()
-    .regex(/^(nats|tls):\/\//, 'must be a nats:// URL')
-    .default('nats://127.0.0.1:4222'),
-  SUBJECT_PREFIX: z
-    .string()
-    .regex(/^([A-Za-z0-9_-]+)?$/)
-    .default(''),
-  SETTLEMENT_PLATFORM_FEE_BPS: bps(DEFAULT_SETTLEMENT_CONFIG.platformFeeBps),
-  SETTLEMENT_LOW_ESCROW_BPS: bps(DEFAULT_SETTLEMENT_CONFIG.lowEscrowBps),
+  ...serviceEnvShape('settlement'),
+  SETTLEMENT_PLATFORM_FEE_BPS: bps(DEFAULT_ECONOMY.platformFeeBps),
+  SETTLEMENT_LOW_ESCROW_BPS: bps(DEFAULT_ECONOMY.lowEscrowBps),
   SETTLEMENT_MIN_SUBNET_STAKE: z
     .string()
     .regex(/^(0|[1-9][0-9]*)$/, 'must be an amount in minor units')
-    .default(DEFAULT_SETTLEMENT_CONFIG.minSubnetCreationStake.toString()),
+    .default(DEFAULT_ECONOMY.minSubnetCreationStake.toString()),
   SETTLEMENT_CHAIN: z.enum(['simulated', 'cardano']).default('simulated'),
   SETTLEMENT_ASSETS: z
     .string()
@@ -49,7 +47,7 @@ const EnvSchema = z.object({
   SETTLEMENT_CHAIN_PASS_MS: z.coerce.number().int().min(0).default(5_000),
 });
 
-export const configFromEnv = (env: Readonly<Record<string, string | undefined>>): SettlementServiceConfig => {
+export const configFromEnv = (env: Readonly<Record<string, string | undefined>>): SettlementConfig => {
   const e = parseServiceEnv('settlement', EnvSchema, env);
   if (e.SETTLEMENT_CHAIN === 'cardano')
     throw new InvalidConfigError('settlement', [
@@ -62,6 +60,7 @@ export const configFromEnv = (env: Readonly<Record<string, string | undefined>>)
     databaseUrl: e.DATABASE_URL,
     schema: e.SETTLEMENT_SCHEMA,
     natsUrl: e.NATS_URL,
+    natsSeed: readNatsSeed('settlement', e.NATS_NKEY_SEED_FILE),
     prefix: e.SUBJECT_PREFIX,
     economy: {
       platformFeeBps: e.SETTLEMENT_PLATFORM_FEE_BPS,

@@ -1,7 +1,7 @@
 import { DomainError } from '@gpunet/contracts';
 
 /*
- * Money is bigint minor units, always (DESIGN.md §4.9). On the wire it is a decimal string; no
+ * Money is bigint minor units, always. On the wire it is a decimal string; no
  * amount ever passes through a JavaScript number, so nothing rounds behind our back.
  */
 

@@ -1,4 +1,4 @@
-import type { DomainEvent, PayloadOf, ReconciliationMismatched } from '@gpunet/contracts';
+import type { Decider, DomainEvent, PayloadOf, ReconciliationMismatched } from '@gpunet/contracts';
 import type { Account } from './ledger/ledger';
 import { toWire } from './money';
 
@@ -73,4 +73,26 @@ export const reconcile = (
     });
   }
   return events;
+};
+
+/** Check one asset now (stream `reconciliation-<asset>`): its totals, read under the stream's lock. */
+export interface Reconcile {
+  readonly type: 'Reconcile';
+  readonly totals: AssetTotals;
+  /** What the chain adapter reports in custody; null: it cannot say. */
+  readonly custody: bigint | null;
+  readonly chain: string;
+  readonly at: string;
+}
+
+export interface ReconciliationState {
+  /** Mismatches raised so far. */
+  readonly mismatches: number;
+}
+
+/** Reconciliation as a decider: every check decides afresh from the totals; the stream is its record. */
+export const reconciliationDecider: Decider<Reconcile, ReconciliationEvent, ReconciliationState> = {
+  initialState: { mismatches: 0 },
+  decide: (command) => reconcile(command.totals, command.custody, command.chain, command.at),
+  evolve: (state) => ({ mismatches: state.mismatches + 1 }),
 };

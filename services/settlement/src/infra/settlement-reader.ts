@@ -4,17 +4,14 @@ import {
   type JobStatementQuery,
   type QueryResponse,
   type SettlementBalancesQuery,
+  streamIdOf,
   type SubnetEconomicsQuery,
 } from '@gpunet/contracts';
 import type { Database, PostgresEventStore } from '@gpunet/eventing';
-import {
-  type JobSettlementEvent,
-  jobSettlementDecider,
-  jobStreamId,
-} from '../domain/job/job-settlement.decider';
+import { type JobSettlementEvent, jobSettlementDecider } from '../domain/job/job-settlement.decider';
 import type { Account, RecordedTransfer } from '../domain/ledger/ledger';
 import { toWire } from '../domain/money';
-import { type SubnetEvent, subnetDecider, subnetStreamId } from '../domain/subnet/subnet.decider';
+import { type SubnetEvent, subnetDecider } from '../domain/subnet/subnet.decider';
 import type { PostgresLedger } from './postgres-ledger';
 
 type Balances = QueryResponse<typeof SettlementBalancesQuery>;
@@ -97,7 +94,7 @@ export class SettlementReader {
 
   /** A job's money and every ledger leg of it (escrow, accruals, posts, voids, refund, slashes). */
   async jobStatement(jobId: string): Promise<JobStatement> {
-    const events = (await this.store.readStream(jobStreamId(jobId))).map(
+    const events = (await this.store.readStream(streamIdOf('job', jobId))).map(
       (e) => ({ type: e.type, data: e.data }) as JobSettlementEvent,
     );
     const state = foldEvents(jobSettlementDecider, events);
@@ -154,7 +151,7 @@ export class SettlementReader {
   async subnetEconomics(subnetId: string): Promise<SubnetEconomics> {
     const state = foldEvents(
       subnetDecider,
-      (await this.store.readStream(subnetStreamId(subnetId))).map(
+      (await this.store.readStream(streamIdOf('subnet', subnetId))).map(
         (e) => ({ type: e.type, data: e.data }) as SubnetEvent,
       ),
     );

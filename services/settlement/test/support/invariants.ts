@@ -4,9 +4,9 @@ import { escrowOf, payableOf, platformFeesOf, treasuryOf } from '../../src/domai
 import { type JobSettlementEvent, jobSettlementDecider } from '../../src/domain/job/job-settlement.decider';
 import { jobTransfers } from '../../src/domain/job/job-settlement.effects';
 import { figuresFor } from '../../src/domain/job/pricing';
-import { Ledger, type RecordedTransfer } from '../../src/domain/ledger/ledger';
+import { type Account, Ledger, type RecordedTransfer } from '../../src/domain/ledger/ledger';
 import { ledgerHash } from '../../src/domain/ledger/ledger-hash';
-import type { Transfer } from '../../src/domain/ledger/transfer';
+import { type AccountBalances, type Transfer, ZERO_BALANCES } from '../../src/domain/ledger/transfer';
 import { minor } from '../../src/domain/money';
 import { totalsOf } from '../../src/domain/reconciliation';
 import { type SubnetEvent, subnetDecider } from '../../src/domain/subnet/subnet.decider';
@@ -17,11 +17,13 @@ import {
   type WithdrawalEvent,
   withdrawalTransfers,
 } from '../../src/domain/wallet/withdrawal.decider';
-import type { MemoryStore } from './memory-store';
+import type { LedgerView, SettlementView } from './deliveries';
 
 /** Invariants 1, 2 and 5: every asset sums to zero, no forbidden negative balance, holds resolve once. */
-export const checkLedger = (ledger: Ledger): void => {
-  const accounts = ledger.accounts();
+export const checkLedger = ({
+  accounts,
+  transfers,
+}: Pick<SettlementView, 'accounts' | 'transfers'>): void => {
   for (const asset of new Set(accounts.map((a) => a.asset))) {
     const totals = totalsOf(asset, accounts);
     expect(totals.posted, `${asset}: Σ posted`).toBe(0n);
@@ -36,7 +38,6 @@ export const checkLedger = (ledger: Ledger): void => {
       expect(a.creditsPending + a.creditsPosted <= a.debitsPosted, `${a.id} credits > debits`).toBe(true);
   }
   const resolutions = new Map<string, RecordedTransfer[]>();
-  const transfers = ledger.transfers();
   const byId = new Map(transfers.map((t) => [t.id, t]));
   for (const t of transfers) {
     if (t.pendingId === null) continue;
@@ -48,8 +49,11 @@ export const checkLedger = (ledger: Ledger): void => {
   for (const [pendingId, list] of resolutions) expect(list.length, `${pendingId} resolved`).toBe(1);
 };
 
-const jobIds = (store: MemoryStore): string[] =>
-  [...store.streams.keys()].filter((id) => id.startsWith('job-')).map((id) => id.slice(4));
+const jobIds = (view: SettlementView): string[] =>
+  [...view.streams.keys()].filter((id) => id.startsWith('job-')).map((id) => id.slice(4));
+
+const balancesOf = (accounts: readonly Account[], id: string): AccountBalances =>
+  accounts.find((a) => a.id === id) ?? ZERO_BALANCES;
 
 const sumOf = (transfers: readonly Transfer[], where: (t: Transfer) => boolean): bigint =>
   transfers.filter(where).reduce((s, t) => s + t.amount, 0n);
@@ -61,12 +65,12 @@ const sumOf = (transfers: readonly Transfer[], where: (t: Transfer) => boolean):
  * usage was split into reports, each leg adds up to exactly the price of the total.
  */
 export const checkJobs = (
-  store: MemoryStore,
+  view: SettlementView,
   failures: ReadonlyMap<string, PayloadOf<typeof JobFailed>> = new Map(),
 ): void => {
-  const transfers = store.ledger.transfers();
-  for (const jobId of jobIds(store)) {
-    const events = store.streams.get(`job-${jobId}`)!.map((e) => e as JobSettlementEvent);
+  const { transfers } = view;
+  for (const jobId of jobIds(view)) {
+    const events = view.streams.get(`job-${jobId}`)!.map((e) => e as JobSettlementEvent);
     const state = foldEvents(jobSettlementDecider, events);
     if (state.status === 'unknown' || state.status === 'rejected') {
       expect(
@@ -86,7 +90,7 @@ export const checkJobs = (
     const refunded = posted('refund');
     const resolvedIds = new Set(own.filter((t) => t.pendingId !== null).map((t) => t.pendingId));
     const pending = sumOf(own, (t) => t.kind === 'pending' && !resolvedIds.has(t.id));
-    const balances = store.ledger.balances(escrow);
+    const balances = balancesOf(view.accounts, escrow);
     const unaccrued = balances.creditsPosted - balances.debitsPosted - balances.debitsPending;
     expect(unaccrued >= 0n).toBe(true);
     expect(funded).toBe(paid + fees + refunded + pending + unaccrued);
@@ -157,8 +161,8 @@ export const checkJobs = (
 };
 
 /** Invariant 9: a slash never exceeds the stake it takes from. */
-export const checkSlashes = (store: MemoryStore): void => {
-  for (const [streamId, events] of store.streams) {
+export const checkSlashes = (view: SettlementView): void => {
+  for (const [streamId, events] of view.streams) {
     if (!streamId.startsWith('subnet-')) continue;
     for (const e of events as unknown as SubnetEvent[]) {
       if (e.type !== 'subnet.provider-slashed') continue;
@@ -172,10 +176,10 @@ export const checkSlashes = (store: MemoryStore): void => {
  * Rebuilds the ledger from settlement's own event log (streams replayed in the order they were
  * appended), as a projection rebuild would: every transfer derives from an event.
  */
-export const replayLedger = (store: MemoryStore): Ledger => {
+export const replayLedger = (log: SettlementView['log']): Ledger => {
   const ledger = Ledger.empty();
   const states = new Map<string, unknown>();
-  for (const { streamId, event } of store.log) {
+  for (const { streamId, event } of log) {
     const kind = streamId.split('-')[0]!;
     const [decider, effects] = REPLAYERS[kind] ?? [undefined, undefined];
     if (!decider || !effects) continue;
@@ -199,3 +203,6 @@ const REPLAYERS: Record<string, Replayer> = {
 export type { DepositEvent, WithdrawalEvent };
 
 export const hashOf = (ledger: Ledger): string => ledgerHash(ledger.accounts(), ledger.transfers());
+
+/** The same fingerprint of the ledger as Postgres holds it. */
+export const viewHash = (view: LedgerView): string => ledgerHash(view.accounts, view.transfers);

@@ -504,5 +504,3 @@ export const jobSettlementDecider: Decider<JobSettlementCommand, JobSettlementEv
   decide,
   evolve,
 };
-
-export const jobStreamId = (jobId: string): string => `job-${jobId}`;

@@ -18,9 +18,9 @@ export interface RecordedTransfer extends Transfer {
 }
 
 /**
- * The ledger, pure: the rules the Postgres ledger enforces in the database, in memory. Deciders'
- * property tests run against it; the contract suite checks that both ledgers accept and refuse the
- * same batches. A batch is atomic (TigerBeetle's `linked` chain): every transfer applies, in order,
+ * The ledger, pure: the rules the Postgres ledger enforces in the database, in memory. The property
+ * tests rebuild it from settlement's event log and compare it with Postgres's; the contract suite
+ * checks that both ledgers accept and refuse the same batches. A batch is atomic (TigerBeetle's `linked` chain): every transfer applies, in order,
  * or none does; balance rules judge each account where the whole batch leaves it.
  */
 export class Ledger {
@@ -33,16 +33,6 @@ export class Ledger {
 
   static empty(): Ledger {
     return new Ledger(new Map(), new Map(), new Map(), 0);
-  }
-
-  /** An independent copy (a unit of work that may be discarded). */
-  clone(): Ledger {
-    return new Ledger(
-      new Map(this.accountsById),
-      new Map(this.transfersById),
-      new Map(this.resolvedBy),
-      this.sequence,
-    );
   }
 
   account(id: string): Account | undefined {

@@ -419,5 +419,3 @@ export const subnetDecider: Decider<SubnetCommand, SubnetEvent, SubnetState> = {
   decide,
   evolve,
 };
-
-export const subnetStreamId = (subnetId: string): string => `subnet-${subnetId}`;

@@ -28,8 +28,6 @@ export const depositDecider: Decider<RecordDeposit, DepositEvent, DepositState> 
   evolve: () => ({ recorded: true }),
 };
 
-export const depositStreamId = (asset: string, depositId: string): string => `deposit-${asset}-${depositId}`;
-
 export const depositTransfers = (_state: DepositState, event: DepositEvent): Transfer[] => [
   {
     id: `deposit:${event.data.asset}:${event.data.depositId}`,

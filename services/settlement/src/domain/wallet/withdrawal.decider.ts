@@ -132,8 +132,6 @@ export const withdrawalDecider: Decider<WithdrawalCommand, WithdrawalEvent, With
   evolve,
 };
 
-export const withdrawalStreamId = (withdrawalId: string): string => `withdrawal-${withdrawalId}`;
-
 export const withdrawalTransfers = (_state: WithdrawalState, event: WithdrawalEvent): Transfer[] => {
   const holdId = `withdrawal:${event.data.withdrawalId}`;
   const common = {

@@ -1,0 +1,405 @@
+import {
+  type Causation,
+  type Decider,
+  type DomainEvent,
+  type JobCompleted,
+  type JobSubmitted,
+  type PayloadOf,
+  streamIdOf,
+  type SubnetCreateRequested,
+  type SubnetJoinRequested,
+  type SubnetLeaveRequested,
+  type SubnetParametersUpdateRequested,
+  type UsageReported,
+  type WithdrawalRequested,
+} from '@gpunet/contracts';
+import {
+  type CommandHandler,
+  type CommandInput,
+  type CommandMetadata,
+  type Decision,
+  EVENTING,
+  type EventingRuntime,
+  type HandledCommand,
+  type Tx,
+} from '@gpunet/eventing';
+import { Inject, Injectable } from '@nestjs/common';
+import { chainClearingOf, escrowOf, stakeOf, walletOf } from '../domain/accounts';
+import {
+  type JobSettlementCommand,
+  jobSettlementDecider,
+  type JobSettlementEvent,
+  type JobSettlementState,
+  type ProviderFault,
+  type SubnetTermsView,
+} from '../domain/job/job-settlement.decider';
+import { jobTransfers } from '../domain/job/job-settlement.effects';
+import { availableOf, type Transfer, ZERO_BALANCES } from '../domain/ledger/transfer';
+import { minor } from '../domain/money';
+import {
+  type Reconcile,
+  reconciliationDecider,
+  type ReconciliationEvent,
+  type ReconciliationState,
+} from '../domain/reconciliation';
+import {
+  type SubnetCommand,
+  subnetDecider,
+  type SubnetEvent,
+  type SubnetState,
+} from '../domain/subnet/subnet.decider';
+import { subnetTransfers } from '../domain/subnet/subnet.effects';
+import {
+  depositDecider,
+  type DepositEvent,
+  type DepositState,
+  depositTransfers,
+  type RecordDeposit,
+} from '../domain/wallet/deposit.decider';
+import {
+  type WithdrawalCommand,
+  withdrawalDecider,
+  type WithdrawalEvent,
+  withdrawalSourceOf,
+  type WithdrawalState,
+  withdrawalTransfers,
+} from '../domain/wallet/withdrawal.decider';
+import { PostgresLedger } from '../infra/postgres-ledger';
+import type { SettlementConfig } from './settlement.config';
+import { SETTLEMENT_CONFIG } from './settlement.tokens';
+
+type JobDecision = HandledCommand<JobSettlementEvent, JobSettlementState>;
+type SubnetDecision = HandledCommand<SubnetEvent, SubnetState>;
+type WithdrawalDecision = HandledCommand<WithdrawalEvent, WithdrawalState>;
+
+/** How a job ended, as execution reports it. */
+export interface JobEnd {
+  readonly jobId: string;
+  readonly outcome: 'completed' | 'failed' | 'cancelled';
+  /** Final cumulative readings. */
+  readonly usage: PayloadOf<typeof JobCompleted>['usage'];
+  readonly faults: readonly ProviderFault[];
+}
+
+/** What the chain decided about a withdrawal it was sent. */
+export type WithdrawalOutcome =
+  | { readonly confirmed: true; readonly chainTxId: string }
+  | { readonly confirmed: false; readonly reason: string };
+
+/**
+ * The ledger transfers a decision's events stand for (each from the state before it), applied in the
+ * decision's transaction: the ledger refuses what breaks a balance rule, and then nothing of the
+ * decision is kept.
+ */
+const ledgerEffects =
+  <C, E extends DomainEvent, S>(
+    ledger: PostgresLedger,
+    decider: Decider<C, E, S>,
+    transfersOf: (state: S, event: E) => Transfer[],
+  ) =>
+  async ({ tx, before, events }: Decision<C, E, S>): Promise<void> => {
+    const transfers: Transfer[] = [];
+    let state = before;
+    for (const event of events) {
+      transfers.push(...transfersOf(state, event));
+      state = decider.evolve(state, event);
+    }
+    await ledger.apply(tx, transfers);
+  };
+
+/** A serial decision's transaction: `CommandHandler` always opens one for it. */
+const locked = (tx: Tx | undefined): Tx => {
+  if (!tx) throw new Error('a settlement decision runs in a transaction');
+  return tx;
+};
+
+/**
+ * Settlement's decisions, each through the one write path (`CommandHandler`): one handler per
+ * aggregate (job settlement, subnet, deposit, withdrawal, reconciliation), serial — a decision takes
+ * its stream's lock first, so fifty usage reports of one job queue instead of conflicting — with the
+ * command built from the state and the balances it needs read under the accounts' locks, in the
+ * same transaction, and the events' ledger transfers applied with the append.
+ *
+ * What a consumed message causes is decided in the consumer's transaction (`tx`) and carries its
+ * causation; the chain watcher's decisions run in transactions of their own.
+ */
+@Injectable()
+export class SettlementCommands {
+  private readonly jobs: CommandHandler<JobSettlementCommand, JobSettlementEvent, JobSettlementState>;
+  private readonly subnets: CommandHandler<SubnetCommand, SubnetEvent, SubnetState>;
+  private readonly deposits: CommandHandler<RecordDeposit, DepositEvent, DepositState>;
+  private readonly withdrawals: CommandHandler<WithdrawalCommand, WithdrawalEvent, WithdrawalState>;
+  private readonly reconciliations: CommandHandler<Reconcile, ReconciliationEvent, ReconciliationState>;
+
+  constructor(
+    @Inject(EVENTING) private readonly eventing: EventingRuntime,
+    @Inject(SETTLEMENT_CONFIG) private readonly config: SettlementConfig,
+    @Inject(PostgresLedger) private readonly ledger: PostgresLedger,
+  ) {
+    const serial = <C, E extends DomainEvent, S>(
+      decider: Decider<C, E, S>,
+      transfersOf?: (state: S, event: E) => Transfer[],
+    ): CommandHandler<C, E, S> =>
+      eventing.commandHandler({
+        decider,
+        concurrency: 'serial',
+        ...(transfersOf ? { effects: ledgerEffects(ledger, decider, transfersOf) } : {}),
+      });
+    this.jobs = serial(jobSettlementDecider, jobTransfers);
+    this.subnets = serial(subnetDecider, subnetTransfers);
+    this.deposits = serial(depositDecider, depositTransfers);
+    this.withdrawals = serial(withdrawalDecider, withdrawalTransfers);
+    this.reconciliations = serial(reconciliationDecider);
+  }
+
+  private now(): string {
+    return this.eventing.clock.now().toISOString();
+  }
+
+  /** Locks `accounts` (in id order) and returns the available balance of the first. */
+  private async available(tx: Tx | undefined, ...accounts: [string, ...string[]]): Promise<bigint> {
+    const balances = await this.ledger.lockAccounts(locked(tx), accounts);
+    return availableOf(balances.get(accounts[0]) ?? ZERO_BALANCES);
+  }
+
+  /** A decision on the job's stream. */
+  private job(
+    jobId: string,
+    command: CommandInput<JobSettlementCommand, JobSettlementState>,
+    cause: CommandMetadata,
+    tx?: Tx,
+  ): Promise<JobDecision> {
+    return this.jobs.handle(streamIdOf('job', jobId), command, cause, tx);
+  }
+
+  /** A decision on the subnet's stream. */
+  private subnet(
+    subnetId: string,
+    command: CommandInput<SubnetCommand, SubnetState>,
+    cause: CommandMetadata,
+    tx?: Tx,
+  ): Promise<SubnetDecision> {
+    return this.subnets.handle(streamIdOf('subnet', subnetId), command, cause, tx);
+  }
+
+  /** Escrow at submission: `job.funded`, or `escrow.rejected` and the job is never scheduled. */
+  async fundJob(job: PayloadOf<typeof JobSubmitted>, cause: Causation, tx: Tx): Promise<JobDecision> {
+    // The subnet is read without its lock: a parameters update racing with funding applies to one
+    // side of it or the other, and both are valid versions.
+    const { state: subnet } = await this.subnets.load(streamIdOf('subnet', job.subnetId), tx);
+    const { platformFeeBps, lowEscrowBps } = this.config.economy;
+    return this.job(
+      job.jobId,
+      async (state, t) =>
+        state.status !== 'unknown'
+          ? null
+          : {
+              type: 'FundJob',
+              job,
+              subnet: termsView(subnet),
+              available: await this.available(
+                t,
+                walletOf(job.asset, job.tenantId),
+                escrowOf(job.asset, job.jobId),
+              ),
+              platformFeeBps,
+              lowEscrowBps,
+              at: this.now(),
+            },
+      cause,
+      tx,
+    );
+  }
+
+  /** Accrues a usage report as pending transfers (`usage.metered`, maybe `escrow.low`/`exhausted`). */
+  meterUsage(report: PayloadOf<typeof UsageReported>, cause: Causation, tx: Tx): Promise<JobDecision> {
+    const { jobId, seq, providers } = report;
+    return this.job(jobId, { type: 'MeterUsage', jobId, seq, providers, at: this.now() }, cause, tx);
+  }
+
+  /** Pays providers, subnet and platform, refunds the rest, and slashes the verified faults' stake. */
+  async settleJob(end: JobEnd, cause: Causation, tx: Tx): Promise<JobDecision> {
+    const settled = await this.job(end.jobId, { type: 'SettleJob', ...end, at: this.now() }, cause, tx);
+    const { state } = settled;
+    if (state.status !== 'settled' || !settled.domainEvents.some((e) => e.type === 'job.settled'))
+      return settled;
+    for (const { providerId, kind, verified } of end.faults) {
+      const bps = state.terms.slashing[kind] ?? 0;
+      if (!verified || bps === 0) continue;
+      const slash = {
+        type: 'SlashProvider',
+        providerId,
+        jobId: end.jobId,
+        kind,
+        bps,
+        at: this.now(),
+      } as const;
+      await this.subnet(state.subnetId, slash, cause, tx);
+    }
+    return settled;
+  }
+
+  /** Creates a subnet, locking its owner's stake (or rejects the request, saying why). */
+  createSubnet(
+    request: PayloadOf<typeof SubnetCreateRequested>,
+    cause: Causation,
+    tx: Tx,
+  ): Promise<SubnetDecision> {
+    const { subnetId, ownerId, asset } = request;
+    return this.subnet(
+      subnetId,
+      // An existing subnet refuses the request whatever the wallet holds: nothing to lock.
+      async (state, t) =>
+        state.exists
+          ? { type: 'CreateSubnet', request, available: 0n, minCreationStake: 0n, at: this.now() }
+          : {
+              type: 'CreateSubnet',
+              request,
+              available: await this.available(t, walletOf(asset, ownerId), stakeOf(asset, ownerId, subnetId)),
+              minCreationStake: this.config.economy.minSubnetCreationStake,
+              at: this.now(),
+            },
+      cause,
+      tx,
+    );
+  }
+
+  /** A new version of the subnet's parameters (jobs keep the version they were funded under). */
+  updateSubnetParameters(
+    { subnetId, ownerId, parameters }: PayloadOf<typeof SubnetParametersUpdateRequested>,
+    cause: Causation,
+    tx: Tx,
+  ): Promise<SubnetDecision> {
+    return this.subnet(
+      subnetId,
+      { type: 'UpdateParameters', subnetId, ownerId, parameters, at: this.now() },
+      cause,
+      tx,
+    );
+  }
+
+  /** Lets a provider into a subnet, locking its stake from its wallet. */
+  joinSubnet(
+    { subnetId, providerId, stake }: PayloadOf<typeof SubnetJoinRequested>,
+    cause: Causation,
+    tx: Tx,
+  ): Promise<SubnetDecision> {
+    const wallet = async (state: SubnetState, t: Tx | undefined): Promise<bigint> =>
+      state.exists
+        ? this.available(t, walletOf(state.asset, providerId), stakeOf(state.asset, providerId, subnetId))
+        : 0n;
+    return this.subnet(
+      subnetId,
+      async (state, t) => ({
+        type: 'JoinSubnet',
+        subnetId,
+        providerId,
+        stake: minor(stake),
+        available: await wallet(state, t),
+        at: this.now(),
+      }),
+      cause,
+      tx,
+    );
+  }
+
+  /** A provider leaves: its stake unbonds (and can still be slashed until it is released). */
+  leaveSubnet(
+    { subnetId, providerId }: PayloadOf<typeof SubnetLeaveRequested>,
+    cause: Causation,
+    tx: Tx,
+  ): Promise<SubnetDecision> {
+    return this.subnet(subnetId, { type: 'LeaveSubnet', subnetId, providerId, at: this.now() }, cause, tx);
+  }
+
+  /** Holds a withdrawal's amount while the chain sends it (or rejects what the account cannot cover). */
+  requestWithdrawal(
+    request: PayloadOf<typeof WithdrawalRequested>,
+    cause: Causation,
+    tx: Tx,
+  ): Promise<WithdrawalDecision> {
+    const source = withdrawalSourceOf(request);
+    return this.withdrawals.handle(
+      streamIdOf('withdrawal', request.withdrawalId),
+      async (_state, t) => ({
+        type: 'RequestWithdrawal',
+        request,
+        available: await this.available(t, source, chainClearingOf(request.asset)),
+        at: this.now(),
+      }),
+      cause,
+      tx,
+    );
+  }
+
+  /** Credits a deposit the chain adapter confirmed (at most once per deposit id). */
+  recordDeposit(
+    deposit: RecordDeposit['deposit'],
+    cause: Causation,
+    tx?: Tx,
+  ): Promise<HandledCommand<DepositEvent, DepositState>> {
+    return this.deposits.handle(
+      streamIdOf('deposit', deposit.asset, deposit.depositId),
+      { type: 'RecordDeposit', deposit },
+      cause,
+      tx,
+    );
+  }
+
+  /**
+   * The chain confirmed (or refused) a withdrawal: post (or void) its hold. A reply on the
+   * withdrawal's stream: it keeps the withdrawal's correlation.
+   */
+  resolveWithdrawal(withdrawalId: string, outcome: WithdrawalOutcome, tx?: Tx): Promise<WithdrawalDecision> {
+    const at = this.now();
+    return this.withdrawals.handle(
+      streamIdOf('withdrawal', withdrawalId),
+      outcome.confirmed
+        ? { type: 'CompleteWithdrawal', chainTxId: outcome.chainTxId, at }
+        : { type: 'FailWithdrawal', reason: outcome.reason, at },
+      {},
+      tx,
+    );
+  }
+
+  /** Releases the stake of every provider of the subnet whose unbonding period is over. */
+  releaseUnbonded(subnetId: string, tx?: Tx): Promise<SubnetDecision> {
+    return this.subnet(subnetId, { type: 'ReleaseUnbonded', at: this.now() }, {}, tx);
+  }
+
+  /**
+   * Checks one asset's ledger (summed under the reconciliation stream's lock) and custody; a
+   * mismatch event for anything that does not add up.
+   */
+  async reconcile(
+    asset: string,
+    custody: bigint | null,
+    chain: string,
+    cause: Causation,
+    tx?: Tx,
+  ): Promise<ReconciliationEvent[]> {
+    const { domainEvents } = await this.reconciliations.handle(
+      streamIdOf('reconciliation', asset),
+      async (_state, t) => ({
+        type: 'Reconcile',
+        totals: await this.ledger.totals(locked(t), asset),
+        custody,
+        chain,
+        at: this.now(),
+      }),
+      cause,
+      tx,
+    );
+    return [...domainEvents];
+  }
+}
+
+const termsView = (subnet: SubnetState): SubnetTermsView | null =>
+  subnet.exists
+    ? {
+        subnetId: subnet.subnetId,
+        asset: subnet.asset,
+        version: subnet.version,
+        parameters: subnet.parameters,
+      }
+    : null;
