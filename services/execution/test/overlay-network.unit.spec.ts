@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configFromEnv, InvalidConfigError, parseOverlayRelays } from '../src/app/execution.config';
-import { OverlayRankNetwork } from '../src/app/overlay-rank-network';
+import { OverlayRankNetwork } from '../src/infra/overlay-rank-network';
 
 const base = { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test' };
 const A = `U${'A'.repeat(55)}`;

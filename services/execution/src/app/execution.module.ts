@@ -41,14 +41,16 @@ import { nkeyAuthenticator } from '@nats-io/nats-core';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { classifyStatus } from '../domain/job-execution.decider';
 import { executionMigrations } from '../infra/execution.migrations';
+import { HostRankNetwork } from '../infra/host-rank-network';
 import { natsEdgeCommands } from '../infra/nats-edge-commands';
+import { OverlayRankNetwork } from '../infra/overlay-rank-network';
 import { PostgresProviderDirectory, recordProvider } from '../infra/provider-directory';
 import type { EdgeCommands } from './edge-commands.port';
 import type { ExecutionConfig } from './execution.config';
 import { executionMetrics } from './execution.metrics';
 import { type ExecutionClock, JobProcessManager } from './job-process.manager';
-import { OverlayRankNetwork } from './overlay-rank-network';
-import { HostRankNetwork, type ProviderDirectory, type RankNetwork } from './rank-network.port';
+import type { ProviderDirectory } from './provider-directory.port';
+import type { RankNetwork } from './rank-network.port';
 
 /**
  * The network of `EXECUTION_NETWORK`: the hosts' own (`HostRankNetwork`), or a job overlay per job

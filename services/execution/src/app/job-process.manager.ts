@@ -22,7 +22,8 @@ import { layoutRanks, type LaunchNetwork, startCommands } from '../domain/launch
 import { gpuClassOf } from '../domain/usage';
 import type { EdgeCommands, StopRanksRequest } from './edge-commands.port';
 import type { ExecutionMetrics } from './execution.metrics';
-import type { PreparedNetwork, ProviderDirectory, RankNetwork } from './rank-network.port';
+import type { ProviderDirectory } from './provider-directory.port';
+import type { PreparedNetwork, RankNetwork } from './rank-network.port';
 
 /**
  * The shape of `ExecutionState` stored in `jobs.state`. Raise it whenever the state or `evolve`

@@ -1,6 +1,6 @@
 import type { JobPathReport, OverlayRelay } from '@gpunet/contracts';
 import { OVERLAY_INTERFACE, type JobOverlayCoordinator, type PreparedOverlay } from '@gpunet/overlay';
-import type { NetworkNode, PreparedNetwork, RankNetwork } from './rank-network.port';
+import type { NetworkNode, PreparedNetwork, RankNetwork } from '../app/rank-network.port';
 
 export interface OverlayRankNetworkOptions {
   /** The control plane's side of the overlay (over `natsEdgeOverlayTransport` in the service). */
@@ -25,7 +25,7 @@ interface JobNetwork {
 }
 
 /**
- * A job's ranks on its own overlay (F7, ADR 0020): every edge of the gang attaches the job's
+ * A job's ranks on its own overlay (ADR 0020): every edge of the gang attaches the job's
  * WireGuard network (`gpunet0` in a rank namespace the edge creates), the coordinator connects them
  * (direct where the NATs allow, through a relay otherwise), and the ranks reach each other at
  * their hosts' overlay addresses — rank 0's is MASTER_ADDR.

@@ -1,0 +1,9 @@
+/** What execution keeps of discovery's provider events. */
+export interface ProviderDirectory {
+  /** The provider's first non-loopback IPv4 address, if discovery reported one. */
+  addressOf(providerId: string): Promise<string | null>;
+  /** The interface that address is on, if discovery reported one. */
+  interfaceOf(providerId: string): Promise<string | null>;
+  /** GPU uuid → model, for the providers asked about. */
+  gpuModels(providerIds: readonly string[]): Promise<ReadonlyMap<string, string>>;
+}
