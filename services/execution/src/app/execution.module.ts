@@ -223,7 +223,7 @@ export class ExecutionRuntime {
           if (envelope.type === JobCancelRequested.type) {
             const cancel = envelope.data as PayloadOf<typeof JobCancelRequested>;
             await manager.handleIn(tx, cancel.jobId, {
-              type: 'Cancel',
+              type: 'CancelJob',
               jobId: cancel.jobId,
               reason: cancel.reason,
               now,
@@ -275,7 +275,7 @@ export class ExecutionRuntime {
           const { before } = await manager.handleIn(
             tx,
             status.jobId,
-            { type: 'RankStatus', edgeId, status, now: clock.now() },
+            { type: 'RecordRankStatus', edgeId, status, now: clock.now() },
             { known: true },
           );
           metrics.rankStatuses.inc({ verdict: classifyStatus(before, edgeId, status) });

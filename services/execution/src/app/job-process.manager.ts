@@ -336,7 +336,7 @@ export class JobProcessManager {
     };
   }
 
-  /** Lays the gang out (addresses, GPU classes), checks its start commands, and decides `Launch`. */
+  /** Lays the gang out (addresses, GPU classes), checks its start commands, and decides `LaunchJob`. */
   private async launch(jobId: string, state: ExecutionState): Promise<void> {
     const spec = state.submission!.spec!;
     const placement = state.placement!;
@@ -353,7 +353,7 @@ export class JobProcessManager {
       const check = startCommands(jobId, 1, spec, layout.layout.ranks, this.launchNetwork(network));
       if (!check.ok) layout = check;
     }
-    await this.handle(jobId, { type: 'Launch', jobId, layout, now: this.options.clock.now() });
+    await this.handle(jobId, { type: 'LaunchJob', jobId, layout, now: this.options.clock.now() });
   }
 
   private startRanks(jobId: string, state: ExecutionState): void {
@@ -396,7 +396,7 @@ export class JobProcessManager {
               outcome: reply.outcome === 'started' ? 'ok' : 'rejected',
             });
             await this.handle(jobId, {
-              type: 'StartReply',
+              type: 'RecordStartReply',
               jobId,
               attempt,
               rank: command.rank,
@@ -466,7 +466,11 @@ export class JobProcessManager {
       if (!this.running) return;
       try {
         const now = this.options.clock.now();
-        const next = await this.handle(jobId, { type: 'Tick', now, listeningSince: this.startedAt });
+        const next = await this.handle(jobId, {
+          type: 'CheckDeadlines',
+          now,
+          listeningSince: this.startedAt,
+        });
         // Retry what failed before (what was sent and answered is not sent again).
         if (this.running) this.reconcile(jobId, this.active.get(jobId) ?? next);
       } catch (error) {
