@@ -37,6 +37,8 @@ interface DurablePlan {
   readonly definitions: MessageDefinition[];
   /** The handler of each message type. */
   readonly handlers: Map<string, MessageHandler>;
+  /** The method (its binding's symbol) each message type was bound to. */
+  readonly methodOfType: Map<string, symbol>;
   readonly methods: Set<symbol>;
 }
 
@@ -119,7 +121,7 @@ export class JetStreamTransport extends Server implements CustomTransportStrateg
       );
     let plan = this.durables.get(binding.name);
     if (!plan) {
-      plan = { binding, definitions: [], handlers: new Map(), methods: new Set() };
+      plan = { binding, definitions: [], handlers: new Map(), methodOfType: new Map(), methods: new Set() };
       this.durables.set(binding.name, plan);
     }
     if (!sameSettings(plan.binding.settings, binding.settings) || plan.binding.batch !== binding.batch)
@@ -133,13 +135,18 @@ export class JetStreamTransport extends Server implements CustomTransportStrateg
       throw new Error(`batch consumer ${binding.name}: its messages must all go to one handler method`);
     const known = plan.handlers.get(pattern.type);
     if (known && !plan.definitions.some((d) => d.type === pattern.type && d.version === pattern.version)) {
-      // Another version of the same type (the registry upcasts it): one handler for the type.
-      if (known !== callback && !binding.batch)
+      // Another version of the same type (the registry upcasts it): one handler method for the type,
+      // `@EventPattern([TypeV1, Type], …)`. Nest wraps each pattern of a method in a callback of its
+      // own, so the method is told by its binding, not by the callback.
+      if (plan.methodOfType.get(pattern.type) !== binding.method && !binding.batch)
         throw new Error(`durable consumer ${binding.name}: two handlers for ${pattern.type}`);
     } else if (known) {
       throw new Error(`durable consumer ${binding.name}: ${pattern.type} v${pattern.version} bound twice`);
     }
-    if (!known) plan.handlers.set(pattern.type, callback);
+    if (!known) {
+      plan.handlers.set(pattern.type, callback);
+      plan.methodOfType.set(pattern.type, binding.method);
+    }
     plan.definitions.push(pattern);
   }
 
