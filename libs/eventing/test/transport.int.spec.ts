@@ -348,6 +348,8 @@ describe('the JetStream transport: commands to one recipient', () => {
         msg.respond(JSON.stringify({ pong: true }));
       },
     });
+    // The subscription is on another connection than the command: the server has it once flushed.
+    await nats.nc.flush();
     try {
       const reply = await eventing.client.command(PingEdge, {
         params: { edgeId: 'e1' },
