@@ -13,12 +13,12 @@ import {
   type ExecutionState,
   jobExecutionDecider,
   readyToLaunch,
+  STATE_CARRIED_OVER,
 } from '../src/domain/job-execution.decider';
 import { layoutRanks } from '../src/domain/launch-spec';
-import { at, edgeId, placementOf, rankStatus, specOf, T0 } from './support/fixtures';
+import { at, edgeId, placementOf, POLICY, rankStatus, specOf, T0 } from './support/fixtures';
 
-const policy = { barrierMs: 60_000, heartbeatTimeoutMs: 120_000, usageReportMs: 30_000, stopWaitMs: 20_000 };
-const decider = jobExecutionDecider(policy);
+const decider = jobExecutionDecider(POLICY);
 const [A, B] = [edgeId('A'), edgeId('B')];
 const JOB = 'job-1';
 
@@ -405,5 +405,19 @@ describe('job execution decider', () => {
     given(decider, placedLate)
       .when({ type: 'MarkReleased', reservations: ids, now: at(3) })
       .then([{ type: 'execution.released', data: { jobId: JOB, at: at(3).toISOString() } }]);
+  });
+
+  it('a state carried over from the first storage layout replaces what the stream held before it', () => {
+    // The stream held the public events only; the carried state is the whole job, private facts too.
+    const whole = launched();
+    const publicOnly = whole.filter((e) => !e.type.startsWith('execution.'));
+    const carried: ExecutionEvent = {
+      type: STATE_CARRIED_OVER,
+      data: { state: foldEvents(decider, whole) },
+    };
+    expect(foldEvents(decider, [...publicOnly, carried])).toEqual(foldEvents(decider, whole));
+    given(decider, [...publicOnly, carried])
+      .when(running(whole, 0))
+      .then(decider.decide(running(whole, 0), foldEvents(decider, whole)));
   });
 });

@@ -1,3 +1,6 @@
+/** Injection token of the service's `ProviderDirectory`. */
+export const PROVIDER_DIRECTORY = Symbol('gpunet.execution.provider-directory');
+
 /** What execution keeps of discovery's provider events. */
 export interface ProviderDirectory {
   /** The provider's first non-loopback IPv4 address, if discovery reported one. */

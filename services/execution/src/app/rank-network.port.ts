@@ -1,4 +1,4 @@
-import type { LaunchedRank, PlacedNode } from '@gpunet/contracts';
+import type { Causation, LaunchedRank, PlacedNode } from '@gpunet/contracts';
 
 /** A node of a placed gang, as the network needs it. */
 export type NetworkNode = Pick<PlacedNode, 'providerId' | 'hostId'>;
@@ -21,6 +21,9 @@ export interface PreparedNetwork {
   overlayAddressOf(rank: LaunchedRank): string | null;
 }
 
+/** Injection token of the service's `RankNetwork`. */
+export const RANK_NETWORK = Symbol('gpunet.execution.rank-network');
+
 /**
  * Where ranks find each other. Two adapters in infra/: `HostRankNetwork` (host networking: each
  * edge's own address, as discovery reported it; development and CI) and `OverlayRankNetwork` (a
@@ -28,8 +31,9 @@ export interface PreparedNetwork {
  * — it runs again for every attempt and after a restart — and `teardown` once at the job's end.
  */
 export interface RankNetwork {
+  /** `job.cause`: the job's correlation and the event its launch follows from (the path report's). */
   prepare(
-    job: { readonly jobId: string; readonly tenantId: string },
+    job: { readonly jobId: string; readonly tenantId: string; readonly cause: Causation },
     nodes: readonly NetworkNode[],
   ): Promise<PreparedNetwork>;
   /**

@@ -54,6 +54,13 @@ export interface Submission {
 type Placement = PayloadOf<typeof JobPlaced>;
 type RankStatus = PayloadOf<typeof RankStatusReported>;
 
+/**
+ * The private event that starts the stream's history over: the job's state as the service's first
+ * storage layout held it (`job_events` and the snapshot in `jobs`), appended once by the migration
+ * that moved every job into its stream (infra/execution.migrations.ts).
+ */
+export const STATE_CARRIED_OVER = 'execution.state-carried-over';
+
 /** The aggregate's events: the contracts' (published) and its private facts (kept, not published). */
 export type ExecutionEvent =
   | { readonly type: 'execution.job-accepted'; readonly data: Submission }
@@ -71,6 +78,8 @@ export type ExecutionEvent =
       readonly data: { jobId: string; attempt: number; outcome: StopOutcome; stopUntil: string; at: string };
     }
   | { readonly type: 'execution.released'; readonly data: { jobId: string; at: string } }
+  /** The state an earlier storage layout held for the job, carried into its stream once. */
+  | { readonly type: typeof STATE_CARRIED_OVER; readonly data: { state: ExecutionState } }
   | { readonly type: 'job.launching'; readonly data: PayloadOf<typeof JobLaunching> }
   | { readonly type: 'job.running'; readonly data: PayloadOf<typeof JobRunning> }
   | { readonly type: 'rank.exited'; readonly data: PayloadOf<typeof RankExited> }
@@ -276,6 +285,8 @@ export const jobExecutionDecider = (
         };
       case 'execution.released':
         return { ...s, released: true };
+      case STATE_CARRIED_OVER:
+        return { ...initialExecutionState, ...e.data.state };
       case 'job.launching':
         return {
           ...s,

@@ -1,4 +1,4 @@
-import type { JobPathReport, OverlayRelay } from '@gpunet/contracts';
+import type { Causation, JobPathReport, OverlayRelay } from '@gpunet/contracts';
 import { OVERLAY_INTERFACE, type JobOverlayCoordinator, type PreparedOverlay } from '@gpunet/overlay';
 import type { NetworkNode, PreparedNetwork, RankNetwork } from '../app/rank-network.port';
 
@@ -9,8 +9,8 @@ export interface OverlayRankNetworkOptions {
   readonly relays: readonly OverlayRelay[];
   /** ed25519 seed signing relay admission tokens; null only without relays. */
   readonly signingKey: string | null;
-  /** Publishes the job's path report (`OverlayPathsReported`, through the outbox). */
-  readonly publishReport: (report: JobPathReport) => Promise<void>;
+  /** Publishes the job's path report (`OverlayPathsReported`, through the outbox), caused by `cause`. */
+  readonly publishReport: (report: JobPathReport, cause: Causation) => Promise<void>;
   /** Detaches that keep failing, and the ones given up on (the service logs them). */
   readonly onError?: (error: unknown, context: string) => void;
   /** Teardowns of one job tried before its failed detaches are given up on. Default 5. */
@@ -49,13 +49,16 @@ export class OverlayRankNetwork implements RankNetwork {
     return [...this.#jobs.values()].map((j) => j.overlay.networkCidr);
   }
 
-  prepare(job: { jobId: string; tenantId: string }, nodes: readonly NetworkNode[]): Promise<PreparedNetwork> {
-    const run = this.#queue.then(() => this.#prepare(job.jobId, nodes));
+  prepare(
+    job: { jobId: string; tenantId: string; cause: Causation },
+    nodes: readonly NetworkNode[],
+  ): Promise<PreparedNetwork> {
+    const run = this.#queue.then(() => this.#prepare(job.jobId, job.cause, nodes));
     this.#queue = run.catch(() => undefined);
     return run;
   }
 
-  async #prepare(jobId: string, nodes: readonly NetworkNode[]): Promise<PreparedNetwork> {
+  async #prepare(jobId: string, cause: Causation, nodes: readonly NetworkNode[]): Promise<PreparedNetwork> {
     const known = this.#jobs.get(jobId);
     if (known) return known.network;
     // One host per edge, in the placement's order (the host of rank 0 first: it gets `.1`).
@@ -80,7 +83,7 @@ export class OverlayRankNetwork implements RankNetwork {
       overlayAddressOf: (rank) => addressOf(rank.providerId),
     };
     this.#jobs.set(jobId, { edgeIds: hosts.map((h) => h.edgeId), overlay, network, teardowns: 0 });
-    await this.options.publishReport(overlay.report);
+    await this.options.publishReport(overlay.report, cause);
     return network;
   }
 
