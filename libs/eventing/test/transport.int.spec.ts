@@ -3,7 +3,9 @@ import {
   createRegistry,
   DeadLettersStream,
   defineCommand,
+  defineEvent,
   defineQuery,
+  defineUpcaster,
   type Envelope,
   MessageDeadLettered,
   namespacedStream,
@@ -363,6 +365,8 @@ describe('the JetStream transport: commands to one recipient', () => {
         msg.respond(JSON.stringify({ pong: true }));
       },
     });
+    // The subscription is on another connection than the command: the server has it once flushed.
+    await nats.nc.flush();
     try {
       const reply = await eventing.client.command(PingEdge, {
         params: { edgeId: 'e1' },
@@ -451,17 +455,103 @@ describe('a service that consumes only while it leads', () => {
   });
 });
 
+/** Why `module` failed to start on the transport (undefined: it started). */
+const startError = (module: Parameters<typeof bootOnTransport>[0]): Promise<unknown> =>
+  bootOnTransport(module).then(
+    async ({ app: started }) => {
+      await started.close();
+      return undefined;
+    },
+    (error: unknown) => error,
+  );
+
+describe('two versions of one message type', () => {
+  const ResetV1 = defineEvent({
+    type: 'counter.reset',
+    version: 1,
+    subject: 'counters.counter.reset.v1',
+    stream: CounterStream.name,
+    description: 'a counter went back to zero',
+    schema: z.strictObject({ counterId: z.string() }),
+  });
+  const Reset = defineEvent({
+    type: 'counter.reset',
+    version: 2,
+    subject: 'counters.counter.reset.v2',
+    stream: CounterStream.name,
+    description: 'a counter went back to zero, and why',
+    schema: z.strictObject({ counterId: z.string(), reason: z.string().nullable() }),
+  });
+  const versionsSchema = uniqueName('versions');
+  const versionsModule = (controller: new (...args: never[]) => unknown): DynamicModule => ({
+    module: class VersionsModule {},
+    imports: [
+      EventingModule.forRoot({
+        service: 'transport-versions',
+        database: { url: DATABASE_URL, schema: versionsSchema },
+        nats: { servers: NATS_URL },
+        registry: createRegistry(
+          [ResetV1, Reset, MessageDeadLettered],
+          [defineUpcaster({ from: ResetV1, to: Reset, upcast: (d) => ({ ...d, reason: null }) })],
+        ),
+        streams: [CounterStream, DeadLettersStream],
+        prefix,
+      }),
+    ],
+    controllers: [controller],
+  });
+
+  afterAll(() => dropSchema(versionsSchema));
+
+  it('go to the one method whose pattern names both, upcast to the newest', async () => {
+    const applied: (string | null)[] = [];
+    @Controller()
+    class Resets {
+      @EventPattern([ResetV1, Reset], durable('transport-versions'))
+      reset(@Payload() reset: PayloadOf<typeof Reset>) {
+        applied.push(reset.reason);
+      }
+    }
+    const booted = await bootOnTransport(versionsModule(Resets));
+    try {
+      expect(booted.transport.describe().consumers).toEqual([
+        { name: 'transport-versions', stream: 'COUNTERS', types: ['counter.reset'] },
+      ]);
+      for (const [def, data] of [
+        [ResetV1, { counterId: 'r' }],
+        [Reset, { counterId: 'r', reason: 'by hand' }],
+      ] as const) {
+        const envelope = buildEnvelope(def as typeof Reset, data as PayloadOf<typeof Reset>, {
+          streamId: 'counter-r',
+        });
+        await nats.js.publish(def.subject(undefined, prefix), JSON.stringify(envelope), {
+          msgID: envelope.eventId,
+        });
+      }
+      await waitUntil(async () => (applied.length === 2 ? true : null), 'both versions applied');
+      expect(applied.sort()).toEqual(['by hand', null]);
+    } finally {
+      await booted.app.close();
+    }
+  });
+
+  it('refuses two methods for the two versions', async () => {
+    @Controller()
+    class Split {
+      @EventPattern(ResetV1, durable('transport-versions-split'))
+      v1() {}
+      @EventPattern(Reset, durable('transport-versions-split'))
+      v2() {}
+    }
+    expect(String(await startError(versionsModule(Split)))).toMatch(/two handlers for counter\.reset/);
+  });
+});
+
 describe('the JetStream transport refuses handlers it cannot serve, at start', () => {
-  const refused = async (controller: new (...args: never[]) => unknown): Promise<unknown> => {
+  const refused = (controller: new (...args: never[]) => unknown): Promise<unknown> => {
     @Module({ imports: [eventingModule()], controllers: [controller] })
     class Broken {}
-    return bootOnTransport(Broken).then(
-      async ({ app: started }) => {
-        await started.close();
-        return undefined;
-      },
-      (error: unknown) => error,
-    );
+    return startError(Broken);
   };
 
   it('a pattern that is not a contract definition', async () => {

@@ -5,7 +5,6 @@ import { ExecutionModule } from './app/execution.module';
 const config = configFromEnv(process.env);
 
 runService({
-  transport: false, // until this service serves its handlers on the JetStream transport
   name: 'execution',
   module: ({ metrics, logger }) =>
     ExecutionModule.forRoot({

@@ -1,4 +1,3 @@
-import 'reflect-metadata';
 import {
   buildEnvelope,
   type Envelope,
@@ -25,12 +24,15 @@ import {
 } from '@gpunet/testing';
 import { jetstream } from '@nats-io/jetstream';
 import type { Msg, Subscription } from '@nats-io/nats-core';
-import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { Registry } from 'prom-client';
+import { Writable } from 'node:stream';
+import { EVENTING, type EventingRuntime } from '@gpunet/eventing';
+import { type RunningService, runService } from '@gpunet/service-runtime';
+import { createLogger } from '@gpunet/telemetry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXECUTION_RUNTIME, ExecutionModule, type ExecutionRuntime } from '../src/app/execution.module';
-import { HostRankNetwork, type ProviderDirectory, type RankNetwork } from '../src/app/rank-network.port';
+import { ExecutionModule } from '../src/app/execution.module';
+import type { ProviderDirectory } from '../src/app/provider-directory.port';
+import type { RankNetwork } from '../src/app/rank-network.port';
+import { HostRankNetwork } from '../src/infra/host-rank-network';
 import { type ExecutionEvent, jobExecutionDecider } from '../src/domain/job-execution.decider';
 import { edgeId, placementOf, providerRegistered, specOf } from './support/fixtures';
 import { TestEdge } from './support/test-edge';
@@ -51,8 +53,8 @@ const POLICY = {
 describe('execution (NATS + Postgres)', () => {
   let pg: PostgresTestSchema;
   let nats: NatsTestContext;
-  let app: INestApplicationContext;
-  let runtime: ExecutionRuntime;
+  let service: RunningService;
+  let eventing: EventingRuntime;
   const clock = new FakeClock('2030-01-01T00:00:00Z');
   const errors: string[] = [];
   const events = new EventCollector<Envelope>('execution events');
@@ -100,9 +102,10 @@ describe('execution (NATS + Postgres)', () => {
 
   const publish = async <D extends MessageDefinition>(def: D, data: PayloadOf<D>, streamId: string) => {
     const envelope = buildEnvelope(def, data as never, { streamId });
-    await runtime.nats.js.publish(def.subject(undefined, nats.prefix), JSON.stringify(envelope), {
+    await eventing.nats.js.publish(def.subject(undefined, nats.prefix), JSON.stringify(envelope), {
       msgID: envelope.eventId,
     });
+    return envelope;
   };
 
   const submit = (jobId: string, spec: NormalizedSpec) =>
@@ -170,33 +173,37 @@ describe('execution (NATS + Postgres)', () => {
   const reservationsOf = (jobId: string, on: readonly TestEdge[]) =>
     on.map((e) => `${jobId}-res-${e.id.slice(1, 7)}`);
 
-  const createApp = () =>
-    NestFactory.createApplicationContext(
-      ExecutionModule.forRoot({
-        config: {
-          databaseUrl: pg.connectionString,
-          schema: pg.schema,
-          natsUrl: String(nats.servers),
-          natsSeed: null,
-          prefix: nats.prefix,
-          policy: POLICY,
-          tickMs: 1_000,
-          edgeTimeoutMs: 1_000,
-          stopGraceMs: 1_000,
-          network: { kind: 'host' },
-        },
-        clock,
-        metrics: new Registry(),
-        network: gatedNetwork,
-        onError: (e, c) => errors.push(`${c}: ${String(e)}`),
-      }),
-      { logger: false, abortOnError: false },
-    );
-
+  /** The production boot (`runService`), on the test's schema, prefix and fake clock. */
   const startApp = async () => {
-    app = await createApp();
-    await app.init();
-    runtime = app.get<ExecutionRuntime>(EXECUTION_RUNTIME);
+    service = await runService({
+      name: 'execution',
+      module: ({ metrics }) =>
+        ExecutionModule.forRoot({
+          config: {
+            databaseUrl: pg.connectionString,
+            schema: pg.schema,
+            natsUrl: String(nats.servers),
+            natsSeed: null,
+            prefix: nats.prefix,
+            policy: POLICY,
+            tickMs: 1_000,
+            edgeTimeoutMs: 1_000,
+            stopGraceMs: 1_000,
+            network: { kind: 'host' },
+          },
+          clock,
+          metrics,
+          network: gatedNetwork,
+          onError: (e, c) => errors.push(`${c}: ${String(e)}`),
+        }),
+      handleSignals: false,
+      env: {},
+      logger: createLogger({
+        service: 'execution',
+        destination: new Writable({ write: (_c, _e, done) => done() }),
+      }),
+    });
+    eventing = service.app.get<EventingRuntime>(EVENTING);
   };
 
   beforeAll(async () => {
@@ -213,7 +220,7 @@ describe('execution (NATS + Postgres)', () => {
   afterAll(async () => {
     for (const s of subscriptions) s.unsubscribe();
     for (const e of edges.values()) e.close();
-    await app?.close();
+    await service?.close();
     await nats?.cleanup();
     await pg?.drop();
   });
@@ -221,7 +228,7 @@ describe('execution (NATS + Postgres)', () => {
   it('placed (before its submission) → launching → running → all exit 0 → usage, job.completed, reservations released', async () => {
     const [a, b] = [edge('A'), edge('B')];
     await place('job-ok', [a, b]);
-    await submit('job-ok', specOf({ gpus: 2 }));
+    const submission = await submit('job-ok', specOf({ gpus: 2 }));
     const launching = await event('job-ok', 'job.launching');
     expect(launching.data).toMatchObject({ attempt: 1, worldSize: 2, masterPort: 29500 });
     await event('job-ok', 'job.running');
@@ -241,6 +248,11 @@ describe('execution (NATS + Postgres)', () => {
     });
     expect([...a.released, ...b.released].sort()).toEqual(reservationsOf('job-ok', [a, b]).sort());
     expect(a.createdFor('job-ok') + b.createdFor('job-ok')).toBe(2);
+    // Every event of the job carries the submission's correlation (it came last: the launch keeps
+    // the stream's), and each names its cause.
+    const published = events.items.filter((e) => (e.data as { jobId?: string }).jobId === 'job-ok');
+    expect(new Set(published.map((e) => e.correlationId))).toEqual(new Set([submission.correlationId]));
+    expect(published.filter((e) => !e.causationId)).toEqual([]);
   });
 
   it('a rank exits non-zero (restart_all, maxRestarts 1) → stop-ranks, attempt 2 → completes; usage counts both attempts’ wall time', async () => {
@@ -352,7 +364,7 @@ describe('execution (NATS + Postgres)', () => {
     await waitFor(
       async () =>
         (
-          await runtime.db.read<{ active: boolean }>(
+          await eventing.db.read<{ active: boolean }>(
             `SELECT active FROM "${pg.schema}".jobs WHERE job_id = 'job-race'`,
           )
         )[0]?.active === false,
@@ -385,7 +397,7 @@ describe('execution (NATS + Postgres)', () => {
     await place('job-crash', [a, b]);
     await event('job-crash', 'job.launching');
     await waitFor(() => a.createdFor('job-crash') === 1 && b.createdFor('job-crash') === 1, TIMEOUT);
-    await app.close();
+    await service.close();
     b.mode = 'normal';
     await startApp();
     // The restarted service re-sends the start it is unsure about; the edge recognises it.
@@ -400,22 +412,36 @@ describe('execution (NATS + Postgres)', () => {
     expect(a.createdFor('job-crash')).toBe(1);
     expect(b.createdFor('job-crash')).toBe(1);
     expect(ofJob('job-crash').filter((t) => t === 'job.launching')).toHaveLength(1);
-    // The snapshot a decision reads is exactly the fold of the job's log.
     await waitFor(() => a.released.length === 1 && b.released.length === 1, {
       ...TIMEOUT,
       description: 'released',
     });
-    // One statement, one snapshot: a decision still being recorded (the release) commits its event
-    // and the row together, so both are seen or neither.
-    const [row] = await runtime.db.query<{ state: unknown; version: number; log: unknown[] }>(
-      `SELECT j.state, j.version,
-              (SELECT coalesce(json_agg(json_build_object('type', e.type, 'data', e.data) ORDER BY e.version), '[]')
-                 FROM "${pg.schema}".job_events e WHERE e.job_id = j.job_id) AS log
-         FROM "${pg.schema}".jobs j WHERE j.job_id = 'job-crash'`,
+    // The job's stream holds its whole history, public and private events at contiguous versions,
+    // and the snapshot a decision reads is exactly its fold. One statement, one snapshot: a decision
+    // still being recorded (the release) commits its events and the snapshot together.
+    const [row] = await eventing.db.query<{
+      state: unknown;
+      version: number;
+      log: { type: string; data: unknown; version: number }[];
+    }>(
+      `SELECT s.state, s.version,
+              (SELECT json_agg(json_build_object('type', e.type, 'data', e.data, 'version', e.stream_version)
+                               ORDER BY e.stream_version)
+                 FROM "${pg.schema}".events e WHERE e.stream_id = s.stream_id) AS log
+         FROM "${pg.schema}".snapshots s WHERE s.stream_id = 'job-job-crash'`,
     );
     const log = row!.log;
+    expect(log.map((e) => e.version)).toEqual(log.map((_e, i) => i + 1));
+    expect(log.map((e) => e.type)).toEqual(
+      expect.arrayContaining(['execution.job-accepted', 'job.launching']),
+    );
     expect(row!.version).toBe(log.length);
-    expect(row!.state).toEqual(foldEvents(jobExecutionDecider(POLICY), log as ExecutionEvent[]));
+    expect(row!.state).toEqual(
+      foldEvents(
+        jobExecutionDecider(POLICY),
+        log.map(({ type, data }) => ({ type, data }) as ExecutionEvent),
+      ),
+    );
   });
 
   it('a status from an edge the rank is not on is ignored', async () => {
@@ -458,14 +484,14 @@ describe('execution (NATS + Postgres)', () => {
       t.id,
     );
     // A hostile edge's bytes on its status subject: off contract, dead-lettered, nothing else happens.
-    await runtime.nats.js.publish(
+    await eventing.nats.js.publish(
       RankStatusReported.subject({ edgeId: r.id }, nats.prefix),
       '{"data":{"rank":-1}}',
     );
     await waitFor(
       async () =>
         (
-          await runtime.db.query(`SELECT 1 FROM "${pg.schema}".providers WHERE provider_id = ANY($1)`, [
+          await eventing.db.query(`SELECT 1 FROM "${pg.schema}".providers WHERE provider_id = ANY($1)`, [
             [r.id, t.id],
           ])
         ).length === 2,

@@ -13,12 +13,12 @@ import {
   type ExecutionState,
   jobExecutionDecider,
   readyToLaunch,
+  STATE_CARRIED_OVER,
 } from '../src/domain/job-execution.decider';
 import { layoutRanks } from '../src/domain/launch-spec';
-import { at, edgeId, placementOf, rankStatus, specOf, T0 } from './support/fixtures';
+import { at, edgeId, placementOf, POLICY, rankStatus, specOf, T0 } from './support/fixtures';
 
-const policy = { barrierMs: 60_000, heartbeatTimeoutMs: 120_000, usageReportMs: 30_000, stopWaitMs: 20_000 };
-const decider = jobExecutionDecider(policy);
+const decider = jobExecutionDecider(POLICY);
 const [A, B] = [edgeId('A'), edgeId('B')];
 const JOB = 'job-1';
 
@@ -58,7 +58,7 @@ const launchCommand = (spec = specOf({ strategy: 'restart_all', maxRestarts: 1 }
     (n) => (n.providerId === A ? '10.0.0.1' : '10.0.0.2'),
     () => 'H100-80GB',
   );
-  return { type: 'Launch', jobId: JOB, layout, now: at(0) };
+  return { type: 'LaunchJob', jobId: JOB, layout, now: at(0) };
 };
 
 const launched = (spec?: ReturnType<typeof specOf>) =>
@@ -75,7 +75,7 @@ const status = (
 ): ExecutionCommand => {
   const r = ranksOf(history)[rank]!;
   return {
-    type: 'RankStatus',
+    type: 'RecordRankStatus',
     edgeId: r.providerId,
     status: rankStatus(r, { jobId: JOB, ...init }),
     now: at(seconds),
@@ -116,7 +116,7 @@ describe('job execution decider', () => {
     });
   });
 
-  it('Launch → job.launching attempt 1 with the barrier deadline; a second Launch decides nothing', () => {
+  it('LaunchJob → job.launching attempt 1 with the barrier deadline; a second LaunchJob decides nothing', () => {
     const { decided } = play([submitted(), placed], launchCommand(), launchCommand());
     expect(decided).toHaveLength(1);
     expect(decided[0]).toMatchObject({
@@ -133,7 +133,7 @@ describe('job execution decider', () => {
 
   it('a layout that cannot work fails the job with its code', () => {
     const { decided } = play([submitted(), placed], {
-      type: 'Launch',
+      type: 'LaunchJob',
       jobId: JOB,
       layout: { ok: false, code: 'PLACEMENT_MISMATCH', message: 'no' },
       now: at(0),
@@ -175,7 +175,11 @@ describe('job execution decider', () => {
   it('restart_all: a failed rank stops the gang and restarts it as attempt 2; usage counts what both attempts ran', () => {
     const h = launched();
     const first = play(h, running(h, 0), running(h, 1), exited(h, 0, 1, 5));
-    expect(types(first.decided).slice(-3)).toEqual(['rank.exited', 'job.restarting', 'execution.stopping']);
+    expect(types(first.decided).slice(-3)).toEqual([
+      'rank.exited',
+      'job.restarting',
+      'execution.stop-ordered',
+    ]);
     expect(first.state.phase).toBe('stopping');
     // The other rank, stopped, reports its exit: the gang is down, attempt 2 launches.
     const second = play(first.history, exited(h, 1, 143, 6, 1, 3));
@@ -234,7 +238,7 @@ describe('job execution decider', () => {
     const h = launched();
     const r = ranksOf(h)[0]!;
     const command: ExecutionCommand = {
-      type: 'RankStatus',
+      type: 'RecordRankStatus',
       edgeId: edge(),
       status: rankStatus(
         { ...r, providerId: edge() },
@@ -247,12 +251,12 @@ describe('job execution decider', () => {
 
   it('start barrier: ranks missing at the deadline → stopping, then job.failed START_BARRIER', () => {
     const h = launched();
-    const first = play(h, running(h, 0), { type: 'Tick', now: at(60) });
+    const first = play(h, running(h, 0), { type: 'CheckDeadlines', now: at(60) });
     expect(first.decided.at(-1)).toMatchObject({
-      type: 'execution.stopping',
+      type: 'execution.stop-ordered',
       data: { outcome: { kind: 'failed', code: 'START_BARRIER' } },
     });
-    const end = play(first.history, { type: 'Tick', now: at(80) });
+    const end = play(first.history, { type: 'CheckDeadlines', now: at(80) });
     expect(end.decided).toMatchObject([{ type: 'job.failed', data: { reason: { code: 'START_BARRIER' } } }]);
   });
 
@@ -260,18 +264,18 @@ describe('job execution decider', () => {
     const h = play(launched(), ...[0, 1].map((r) => running(launched(), r))).history;
     const { decided } = play(
       h,
-      { type: 'Cancel', jobId: JOB, reason: 'user', now: at(5) },
+      { type: 'CancelJob', jobId: JOB, reason: 'user', now: at(5) },
       exited(h, 0, 143, 5, 1, 6),
       exited(h, 1, 143, 4, 1, 6),
     );
-    expect(types(decided)).toEqual(['execution.stopping', 'rank.exited', 'rank.exited', 'job.cancelled']);
+    expect(types(decided)).toEqual(['execution.stop-ordered', 'rank.exited', 'rank.exited', 'job.cancelled']);
     expect(decided.at(-1)).toMatchObject({ data: { usage: [{ gpuSeconds: 5 }, { gpuSeconds: 4 }] } });
   });
 
   it('cancel before placement → job.cancelled at once with no usage; a later placement is recorded (to release)', () => {
     const { decided, state } = play(
       [],
-      { type: 'Cancel', jobId: JOB, reason: null, now: at(0) },
+      { type: 'CancelJob', jobId: JOB, reason: null, now: at(0) },
       { type: 'RecordPlacement', placement: placement(), now: at(1) },
     );
     expect(decided[0]).toEqual({
@@ -285,9 +289,9 @@ describe('job execution decider', () => {
   it('max duration → stopping, then job.failed MAX_DURATION', () => {
     let h = launched(specOf({ maxDuration: '10m' }));
     h = play(h, running(h, 0), running(h, 1)).history;
-    const first = play(h, { type: 'Tick', now: at(601) });
+    const first = play(h, { type: 'CheckDeadlines', now: at(601) });
     expect(first.decided[0]).toMatchObject({
-      type: 'execution.stopping',
+      type: 'execution.stop-ordered',
       data: { outcome: { kind: 'failed', code: 'MAX_DURATION' } },
     });
     const end = play(first.history, exited(h, 0, 143, 600, 1, 602), exited(h, 1, 143, 600, 1, 602));
@@ -300,7 +304,7 @@ describe('job execution decider', () => {
   it('a rank silent for the heartbeat timeout is lost → recovery per policy', () => {
     let h = launched();
     h = play(h, running(h, 0), running(h, 1)).history;
-    const { decided } = play(h, { type: 'Tick', now: at(121) });
+    const { decided } = play(h, { type: 'CheckDeadlines', now: at(121) });
     expect(decided[0]).toMatchObject({
       type: 'job.restarting',
       data: { attempt: 2, reason: { code: 'RANK_LOST' } },
@@ -310,24 +314,28 @@ describe('job execution decider', () => {
   it('silence before the service could listen (its restart) loses no rank', () => {
     let h = launched();
     h = play(h, running(h, 0), running(h, 1)).history;
-    expect(play(h, { type: 'Tick', now: at(200), listeningSince: at(150) }).decided).toEqual([]);
-    expect(play(h, { type: 'Tick', now: at(271), listeningSince: at(150) }).decided[0]).toMatchObject({
+    expect(play(h, { type: 'CheckDeadlines', now: at(200), listeningSince: at(150) }).decided).toEqual([]);
+    expect(
+      play(h, { type: 'CheckDeadlines', now: at(271), listeningSince: at(150) }).decided[0],
+    ).toMatchObject({
       type: 'job.restarting',
     });
   });
 
   it('a barrier that ran out while the service was down runs again from when it listens', () => {
     const h = launched();
-    expect(play(h, { type: 'Tick', now: at(100), listeningSince: at(90) }).decided).toEqual([]);
-    expect(play(h, { type: 'Tick', now: at(150), listeningSince: at(90) }).decided[0]).toMatchObject({
-      type: 'execution.stopping',
+    expect(play(h, { type: 'CheckDeadlines', now: at(100), listeningSince: at(90) }).decided).toEqual([]);
+    expect(
+      play(h, { type: 'CheckDeadlines', now: at(150), listeningSince: at(90) }).decided[0],
+    ).toMatchObject({
+      type: 'execution.stop-ordered',
       data: { outcome: { code: 'START_BARRIER' } },
     });
   });
 
   it('statuses after the end change nothing (the final usage is published)', () => {
     const h = launched();
-    const ended = play(h, { type: 'Cancel', jobId: JOB, reason: null, now: at(1) }).history;
+    const ended = play(h, { type: 'CancelJob', jobId: JOB, reason: null, now: at(1) }).history;
     expect(foldEvents(decider, ended).phase).toBe('cancelled');
     given(decider, ended)
       .when(exited(h, 0, 143, 50))
@@ -339,7 +347,7 @@ describe('job execution decider', () => {
     h = play(h, running(h, 0), running(h, 1)).history;
     expect(play(h, status(h, 0, { state: 'running', wallSeconds: 10 }, 10)).decided).toEqual([]);
     expect(play(h, status(h, 0, { state: 'running', wallSeconds: 31 }, 31)).decided).toMatchObject([
-      { type: 'execution.rank-progress', data: { wallSeconds: 31 } },
+      { type: 'execution.rank-seen', data: { wallSeconds: 31 } },
     ]);
   });
 
@@ -351,7 +359,7 @@ describe('job execution decider', () => {
       running(h, 1),
       status(h, 0, { state: 'running', wallSeconds: 30 }, 31),
     ).history;
-    const first = play(h, { type: 'Tick', now: at(32) });
+    const first = play(h, { type: 'CheckDeadlines', now: at(32) });
     expect(first.decided).toMatchObject([
       {
         type: 'usage.reported',
@@ -365,11 +373,11 @@ describe('job execution decider', () => {
       },
     ]);
     // Nothing new, or too early: no report.
-    expect(play(first.history, { type: 'Tick', now: at(70) }).decided).toEqual([]);
+    expect(play(first.history, { type: 'CheckDeadlines', now: at(70) }).decided).toEqual([]);
   });
 
   it('releases once at the end', () => {
-    const h = play([], { type: 'Cancel', jobId: JOB, reason: null, now: at(0) }).history;
+    const h = play([], { type: 'CancelJob', jobId: JOB, reason: null, now: at(0) }).history;
     given(decider, h)
       .when({ type: 'MarkReleased', reservations: [], now: at(1) })
       .then([{ type: 'execution.released', data: { jobId: JOB, at: at(1).toISOString() } }]);
@@ -379,7 +387,12 @@ describe('job execution decider', () => {
   });
 
   it('a placement recorded while the release of a job cancelled before it ran: only a release covering it releases the job', () => {
-    const cancelled = play([submitted()], { type: 'Cancel', jobId: JOB, reason: null, now: at(0) }).history;
+    const cancelled = play([submitted()], {
+      type: 'CancelJob',
+      jobId: JOB,
+      reason: null,
+      now: at(0),
+    }).history;
     const late = placement();
     const placedLate = play(cancelled, { type: 'RecordPlacement', placement: late, now: at(1) }).history;
     expect(placedLate.at(-1)?.type).toBe('execution.job-placed');
@@ -392,5 +405,19 @@ describe('job execution decider', () => {
     given(decider, placedLate)
       .when({ type: 'MarkReleased', reservations: ids, now: at(3) })
       .then([{ type: 'execution.released', data: { jobId: JOB, at: at(3).toISOString() } }]);
+  });
+
+  it('a state carried over from the first storage layout replaces what the stream held before it', () => {
+    // The stream held the public events only; the carried state is the whole job, private facts too.
+    const whole = launched();
+    const publicOnly = whole.filter((e) => !e.type.startsWith('execution.'));
+    const carried: ExecutionEvent = {
+      type: STATE_CARRIED_OVER,
+      data: { state: foldEvents(decider, whole) },
+    };
+    expect(foldEvents(decider, [...publicOnly, carried])).toEqual(foldEvents(decider, whole));
+    given(decider, [...publicOnly, carried])
+      .when(running(whole, 0))
+      .then(decider.decide(running(whole, 0), foldEvents(decider, whole)));
   });
 });

@@ -62,7 +62,7 @@ const statusArb = fc
     second: fc.integer({ min: 0, max: 4000 }),
   })
   .map((s): ExecutionCommand => ({
-    type: 'RankStatus',
+    type: 'RecordRankStatus',
     edgeId: s.edge,
     status: RankStatusReported.schema.parse({
       edgeId: s.payloadEdge,
@@ -85,11 +85,13 @@ const commandArb: fc.Arbitrary<ExecutionCommand> = fc.oneof(
   { weight: 6, arbitrary: statusArb },
   {
     weight: 2,
-    arbitrary: fc.integer({ min: 0, max: 4000 }).map((s): ExecutionCommand => ({ type: 'Tick', now: at(s) })),
+    arbitrary: fc
+      .integer({ min: 0, max: 4000 })
+      .map((s): ExecutionCommand => ({ type: 'CheckDeadlines', now: at(s) })),
   },
   {
     weight: 1,
-    arbitrary: fc.constant<ExecutionCommand>({ type: 'Cancel', jobId: JOB, reason: null, now: at(10) }),
+    arbitrary: fc.constant<ExecutionCommand>({ type: 'CancelJob', jobId: JOB, reason: null, now: at(10) }),
   },
   {
     weight: 1,
@@ -102,7 +104,7 @@ const commandArb: fc.Arbitrary<ExecutionCommand> = fc.oneof(
     arbitrary: fc
       .record({ rank: fc.integer({ min: 0, max: 3 }), attempt: fc.integer({ min: 1, max: 3 }) })
       .map(({ rank, attempt }): ExecutionCommand => ({
-        type: 'StartReply',
+        type: 'RecordStartReply',
         jobId: JOB,
         attempt,
         rank,
@@ -118,7 +120,7 @@ describe('job execution decider under hostile and out-of-order input', () => {
       fc.property(fc.array(commandArb, { maxLength: 60 }), (commands) => {
         let history: ExecutionEvent[] = [...start];
         let state = foldEvents(decider, history);
-        const launch = decider.decide({ type: 'Launch', jobId: JOB, layout, now: at(0) }, state);
+        const launch = decider.decide({ type: 'LaunchJob', jobId: JOB, layout, now: at(0) }, state);
         history = [...history, ...launch];
         state = foldEvents(decider, history);
         let ended = false;
@@ -144,7 +146,7 @@ describe('job execution decider under hostile and out-of-order input', () => {
           expect(state.attempt).toBeGreaterThanOrEqual(before.attempt);
           for (const [k, v] of Object.entries(before.meter)) expect(state.meter[k]).toBeGreaterThanOrEqual(v);
           // Statuses from the wrong edge or another job never change anything.
-          if (command.type === 'RankStatus') {
+          if (command.type === 'RecordRankStatus') {
             const r = state.ranks.find((x) => x.rank === command.status.rank);
             if (
               !r ||

@@ -1,4 +1,4 @@
-import type { JobPathReport, LaunchedRank } from '@gpunet/contracts';
+import { type JobPathReport, type LaunchedRank, originOf } from '@gpunet/contracts';
 import { generateAdmissionKeys, type PrepareOverlayRequest, type PreparedOverlay } from '@gpunet/overlay';
 import fc from 'fast-check';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configFromEnv, InvalidConfigError, parseOverlayRelays } from '../src/app/execution.config';
-import { OverlayRankNetwork } from '../src/app/overlay-rank-network';
+import { OverlayRankNetwork } from '../src/infra/overlay-rank-network';
 
 const base = { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test' };
 const A = `U${'A'.repeat(55)}`;
@@ -143,6 +143,7 @@ const fakeCoordinator = () => {
 };
 
 describe('OverlayRankNetwork', () => {
+  const cause = originOf('launch-1');
   const relays = [{ relayId: 'relay-1', host: '203.0.113.5', port: 8443, stunPorts: [3478], tls: false }];
   const nodes = [
     { providerId: A, hostId: 'host-a' },
@@ -157,14 +158,15 @@ describe('OverlayRankNetwork', () => {
       coordinator,
       relays,
       signingKey: 'k',
-      publishReport: (r) => {
+      publishReport: (r, c) => {
+        expect(c).toEqual(cause);
         published.push(r);
         return Promise.resolve();
       },
     });
     const [p1, p2] = await Promise.all([
-      network.prepare({ jobId: 'job-1', tenantId: 't' }, nodes),
-      network.prepare({ jobId: 'job-1', tenantId: 't' }, nodes),
+      network.prepare({ jobId: 'job-1', tenantId: 't', cause }, nodes),
+      network.prepare({ jobId: 'job-1', tenantId: 't', cause }, nodes),
     ]);
     expect(p1).toBe(p2);
     expect(coordinator.requests).toHaveLength(1);
@@ -187,7 +189,7 @@ describe('OverlayRankNetwork', () => {
     expect(published).toEqual([report('job-1')]);
 
     // A second job avoids the first one's network; teardown detaches the job's edges once.
-    await network.prepare({ jobId: 'job-2', tenantId: 't' }, nodes.slice(2));
+    await network.prepare({ jobId: 'job-2', tenantId: 't', cause }, nodes.slice(2));
     expect(coordinator.requests[1]!.networksInUse).toEqual(['100.96.1.0/24']);
     await network.teardown('job-1', nodes);
     expect(coordinator.teardowns).toEqual([['job-1', [A, B]]]);
@@ -206,9 +208,11 @@ describe('OverlayRankNetwork', () => {
       signingKey: null,
       publishReport: () => Promise.resolve(),
     });
-    await expect(network.prepare({ jobId: 'job-1', tenantId: 't' }, nodes)).rejects.toThrow(/unreachable/);
+    await expect(network.prepare({ jobId: 'job-1', tenantId: 't', cause }, nodes)).rejects.toThrow(
+      /unreachable/,
+    );
     fail = false;
-    const p = await network.prepare({ jobId: 'job-1', tenantId: 't' }, nodes);
+    const p = await network.prepare({ jobId: 'job-1', tenantId: 't', cause }, nodes);
     expect(p.addressOf(nodes[0]!)).toBe('100.96.1.1');
     expect(
       () =>
@@ -253,7 +257,7 @@ describe('OverlayRankNetwork', () => {
 
     // Prepared here: the first failure rejects (the release retries), the last one is given up.
     failing = true;
-    await network.prepare({ jobId: 'job-1', tenantId: 't' }, nodes);
+    await network.prepare({ jobId: 'job-1', tenantId: 't', cause }, nodes);
     await expect(network.teardown('job-1', nodes)).rejects.toThrow(/detach failed on .*no reply/);
     expect(network.networksInUse).toHaveLength(1);
     await network.teardown('job-1', nodes);

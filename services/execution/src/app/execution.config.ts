@@ -28,7 +28,7 @@ export interface ExecutionConfig {
   readonly edgeTimeoutMs: number;
   /** SIGTERM → SIGKILL grace the edges give stopped ranks. Default 10 s. */
   readonly stopGraceMs: number;
-  /** Where a job's ranks find each other: the hosts' own network, or a job overlay (F7). */
+  /** Where a job's ranks find each other: the hosts' own network, or a job overlay. */
   readonly network: ExecutionNetworkConfig;
 }
 

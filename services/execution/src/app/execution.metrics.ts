@@ -12,6 +12,9 @@ export interface ExecutionMetrics {
   readonly activeJobs: Gauge;
 }
 
+/** Injection token of the service's `ExecutionMetrics`. */
+export const EXECUTION_METRICS = Symbol('gpunet.execution.metrics');
+
 const cache = new WeakMap<Registry, ExecutionMetrics>();
 
 export const executionMetrics = (registry: Registry): ExecutionMetrics => {

@@ -1,14 +1,17 @@
-import {
-  type Clock,
-  foldEvents,
-  type MessageRegistry,
-  newEventId,
-  type RankStartReply,
-} from '@gpunet/contracts';
-import type { Database, PostgresEventStore, Tx } from '@gpunet/eventing';
+import { type Causation, causedBy, type Clock, type RankStartReply, streamIdOf } from '@gpunet/contracts';
+import type {
+  CommandHandler,
+  CommandMetadata,
+  Decision,
+  EventingRuntime,
+  HandledCommand,
+  Tx,
+} from '@gpunet/eventing';
+import type { BeforeApplicationShutdown, OnApplicationBootstrap } from '@nestjs/common';
 import {
   type ExecutionCommand,
   type ExecutionEvent,
+  type ExecutionPolicy,
   type ExecutionState,
   isTerminal,
   jobExecutionDecider,
@@ -16,25 +19,20 @@ import {
   readyToLaunch,
   reservationsOf,
   type StopOutcome,
-  type ExecutionPolicy,
 } from '../domain/job-execution.decider';
 import { layoutRanks, type LaunchNetwork, startCommands } from '../domain/launch-spec';
 import { gpuClassOf } from '../domain/usage';
+import type { JobsRepository } from '../infra/jobs.repository';
 import type { EdgeCommands, StopRanksRequest } from './edge-commands.port';
 import type { ExecutionMetrics } from './execution.metrics';
-import type { PreparedNetwork, ProviderDirectory, RankNetwork } from './rank-network.port';
+import type { ProviderDirectory } from './provider-directory.port';
+import type { PreparedNetwork, RankNetwork } from './rank-network.port';
 
 /**
- * The shape of `ExecutionState` stored in `jobs.state`. Raise it whenever the state or `evolve`
- * changes: snapshots of another format are ignored and the log is folded again.
+ * The shape of `ExecutionState` in the job's snapshots. Raise it whenever the state or `evolve`
+ * changes: snapshots of another format are ignored and the stream is folded again.
  */
 const STATE_FORMAT = 1;
-
-interface SnapshotRow {
-  readonly state: ExecutionState | null;
-  readonly version: number;
-  readonly state_format: number | null;
-}
 
 /** The clock of deadlines: now, and a one-shot timer (tests pass a `FakeClock`). */
 export interface ExecutionClock extends Clock {
@@ -43,9 +41,8 @@ export interface ExecutionClock extends Clock {
 }
 
 export interface JobProcessManagerOptions {
-  readonly db: Database;
-  readonly store: PostgresEventStore;
-  readonly registry: MessageRegistry;
+  readonly eventing: EventingRuntime;
+  readonly jobs: JobsRepository;
   readonly clock: ExecutionClock;
   readonly policy: ExecutionPolicy;
   readonly edges: EdgeCommands;
@@ -56,6 +53,22 @@ export interface JobProcessManagerOptions {
   readonly stopGraceMs: number;
   readonly onError: (error: unknown, context: string) => void;
 }
+
+/** A job this process drives: its last committed state, and the event that led to it. */
+interface DrivenJob {
+  readonly state: ExecutionState;
+  /** What the edge commands the state asks for follow from: the job's correlation, its last event. */
+  readonly cause: Causation;
+}
+
+export type JobDecision = HandledCommand<ExecutionEvent, ExecutionState>;
+
+/** A command as its sender builds it: the manager stamps it with the clock's time. */
+export type JobCommand = ExecutionCommand extends infer C
+  ? C extends unknown
+    ? Omit<C, 'now'>
+    : never
+  : never;
 
 const stopReason = (outcome: StopOutcome): StopRanksRequest['reason'] => {
   switch (outcome.kind) {
@@ -76,29 +89,33 @@ const stopReason = (outcome: StopOutcome): StopRanksRequest['reason'] => {
   }
 };
 
+/** Ended and released: nothing is left to do for the job, ever. */
+const finished = (s: ExecutionState): boolean => isTerminal(s.phase) && s.released;
+
 /**
  * Whether the manager has something to do for the job now or at a deadline: a job only submitted
  * (or only placed) waits for its other half in the database, not in the tick.
  */
-const needsDriving = (s: ExecutionState): boolean =>
-  s.phase === 'new' ? readyToLaunch(s) : !(isTerminal(s.phase) && s.released);
+const needsDriving = (s: ExecutionState): boolean => (s.phase === 'new' ? readyToLaunch(s) : !finished(s));
 
 const endReason = (s: ExecutionState): StopRanksRequest['reason'] =>
   s.phase === 'cancelled' ? 'cancelled' : s.phase === 'completed' ? 'shutdown' : 'gang-failed';
 
 /**
- * The process manager: every input becomes a command on the job aggregate, decided under the
- * job's row lock (load → decide → append, in the caller's transaction when there is one); after the
- * commit it does what the new state asks of the edges — start the attempt's ranks that have not
- * started, stop an attempt, stop and release everything at the end — and answers go back in as
- * commands. Everything it sends is idempotent on the edge and derived from the stored state, so a
- * restarted service (or a tick after a lost reply) simply does it again; a timer ticks every active
- * job so deadlines in its state are decided on time.
+ * The process manager: every input becomes a command on the job aggregate, decided by the
+ * service's command handler on the job's stream (`job-<jobId>`) — one decision at a time per job
+ * (the stream's lock: consumers, ticks, replies and other replicas queue), from its snapshot, the
+ * private events kept in the stream beside the published ones, and the `jobs` row (phase, active)
+ * written in the same transaction. After the commit it does what the new state asks of the edges —
+ * start the attempt's ranks that have not started, stop an attempt, stop and release everything at
+ * the end — and answers go back in as commands. Everything it sends is idempotent on the edge and
+ * derived from the stored state, so a restarted service (or a tick after a lost reply) simply does
+ * it again; a timer ticks every active job so deadlines in its state are decided on time.
  */
-export class JobProcessManager {
-  private readonly decider;
-  /** The last committed state of every job not finished (ended and released). */
-  private readonly active = new Map<string, ExecutionState>();
+export class JobProcessManager implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly decisions: CommandHandler<ExecutionCommand, ExecutionEvent, ExecutionState>;
+  /** Every job not finished (ended and released) that this process drives. */
+  private readonly active = new Map<string, DrivenJob>();
   /** Commands sent and answered (or in flight) by this process, so a tick does not repeat them. */
   private readonly sent = new Set<string>();
   private readonly networks = new Map<string, PreparedNetwork>();
@@ -109,23 +126,39 @@ export class JobProcessManager {
   private readonly pending = new Set<Promise<unknown>>();
 
   constructor(private readonly options: JobProcessManagerOptions) {
-    this.decider = jobExecutionDecider(options.policy);
+    this.decisions = options.eventing.commandHandler({
+      decider: jobExecutionDecider(options.policy),
+      concurrency: 'serial',
+      snapshots: { format: STATE_FORMAT },
+      publishes: (e) => PUBLIC_EVENT_TYPES.has(e.type),
+      effects: (decision) => this.record(decision),
+    });
+  }
+
+  /** Resumes the jobs that were active before the consumers take new input. */
+  onApplicationBootstrap(): Promise<void> {
+    return this.start();
+  }
+
+  /** After the consumers stopped: no new effects (the ones in flight finish). */
+  beforeApplicationShutdown(): Promise<void> {
+    return this.stop();
   }
 
   /** Resumes every job that was active, then ticks every `tickMs`. */
   async start(): Promise<void> {
-    const { db } = this.options;
-    this.startedAt = this.options.clock.now();
-    const rows = await db.query<{ job_id: string }>(
-      `SELECT job_id FROM "${db.schema}".jobs WHERE active ORDER BY job_id`,
-    );
-    for (const { job_id } of rows) {
-      const state = await db.transaction((tx) => this.load(tx, job_id));
-      if (needsDriving(state)) this.active.set(job_id, state);
+    const { eventing, jobs, clock } = this.options;
+    this.startedAt = clock.now();
+    for (const jobId of await jobs.activeJobIds()) {
+      const streamId = streamIdOf('job', jobId);
+      const { state, version } = await this.decisions.load(streamId);
+      if (!needsDriving(state)) continue;
+      const [last] = await eventing.store.readStream(streamId, { fromVersion: version });
+      if (last) this.active.set(jobId, { state, cause: causedBy(last) });
     }
     this.running = true;
     this.options.metrics.activeJobs.set(this.active.size);
-    for (const [jobId, state] of this.active) this.reconcile(jobId, state);
+    for (const [jobId, job] of this.active) this.reconcile(jobId, job);
     this.schedule();
   }
 
@@ -137,125 +170,41 @@ export class JobProcessManager {
     await Promise.allSettled([...this.pending]);
   }
 
-  /** The job's last committed state, if this process drives it. */
-  state(jobId: string): ExecutionState | undefined {
-    return this.active.get(jobId);
-  }
-
-  /** Decides `command` for `jobId` in its own transaction. */
-  async handle(jobId: string, command: ExecutionCommand): Promise<ExecutionState> {
-    const { after } = await this.options.db.transaction((tx) => this.handleIn(tx, jobId, command));
-    return after;
-  }
-
   /**
-   * Decides `command` for `jobId` inside `tx` (a consumer's); effects run after the commit. With
-   * `known`, a job execution never heard of is left alone (a status cannot create a job).
+   * Decides `command` for `jobId`, at the clock's time: inside `tx` when given (a consumer's: the
+   * effects on the edges run after its commit), else in a transaction of its own. `metadata`: what
+   * caused the command (a consumed message's causation); by default the job's own correlation and
+   * the command as the cause.
    */
-  async handleIn(
-    tx: Tx,
-    jobId: string,
-    command: ExecutionCommand,
-    options: { known?: boolean } = {},
-  ): Promise<{ before: ExecutionState; after: ExecutionState }> {
-    if (!options.known)
-      await tx.execute(
-        `INSERT INTO "${tx.schema}".jobs (job_id) VALUES ($1) ON CONFLICT (job_id) DO NOTHING`,
-        [jobId],
-      );
-    // One decision at a time per job, whoever decides (consumers, ticks, replies, other replicas).
-    const locked = await tx.query<SnapshotRow>(
-      `SELECT state, version, state_format FROM "${tx.schema}".jobs WHERE job_id = $1 FOR UPDATE`,
-      [jobId],
-    );
-    const row = locked[0];
-    if (!row) return { before: this.decider.initialState, after: this.decider.initialState };
-    const { state, version } = await this.snapshot(tx, jobId, row);
-    const decided = this.decider.decide(command, state);
-    if (decided.length === 0) return { before: state, after: state };
-    const next = decided.reduce((acc, e) => this.decider.evolve(acc, e), state);
-    await this.append(tx, jobId, version, decided);
-    const finished = isTerminal(next.phase) && next.released;
-    await tx.execute(
-      `UPDATE "${tx.schema}".jobs SET phase = $2, active = $3, state = $4, version = $5, state_format = $6,
-         updated_at = now() WHERE job_id = $1`,
-      [jobId, next.phase, !finished, JSON.stringify(next), version + decided.length, STATE_FORMAT],
-    );
-    tx.onCommit(() => this.committed(jobId, state, next, decided));
-    return { before: state, after: next };
+  decide(jobId: string, command: JobCommand, metadata?: CommandMetadata, tx?: Tx): Promise<JobDecision> {
+    const timed = { ...command, now: this.options.clock.now() } as ExecutionCommand;
+    return this.decisions.handle(streamIdOf('job', jobId), timed, metadata, tx);
   }
 
-  private async history(tx: Tx, jobId: string): Promise<ExecutionEvent[]> {
-    const rows = await tx.query<{ type: string; data: unknown }>(
-      `SELECT type, data FROM "${tx.schema}".job_events WHERE job_id = $1 ORDER BY version`,
-      [jobId],
-    );
-    return rows.map((r) => ({ type: r.type, data: r.data }) as ExecutionEvent);
-  }
-
-  /** The job's state: its snapshot when it is of this code's format, else the fold of its log. */
-  private async snapshot(
-    tx: Tx,
-    jobId: string,
-    row: SnapshotRow,
-  ): Promise<{ state: ExecutionState; version: number }> {
-    if (row.state !== null && row.state_format === STATE_FORMAT)
-      return { state: row.state, version: row.version };
-    const history = await this.history(tx, jobId);
-    return { state: foldEvents(this.decider, history), version: history.length };
-  }
-
-  private async load(tx: Tx, jobId: string): Promise<ExecutionState> {
-    const rows = await tx.query<SnapshotRow>(
-      `SELECT state, version, state_format FROM "${tx.schema}".jobs WHERE job_id = $1`,
-      [jobId],
-    );
-    return rows[0] ? (await this.snapshot(tx, jobId, rows[0])).state : this.decider.initialState;
-  }
-
-  private async append(
-    tx: Tx,
-    jobId: string,
-    version: number,
-    events: readonly ExecutionEvent[],
-  ): Promise<void> {
-    const occurredAt = this.options.clock.now().toISOString();
-    for (const [i, event] of events.entries()) {
-      // The primary key (job_id, version) refuses a concurrent writer: its transaction fails.
-      await tx.execute(
-        `INSERT INTO "${tx.schema}".job_events (job_id, version, type, data) VALUES ($1, $2, $3, $4)`,
-        [jobId, version + i + 1, event.type, JSON.stringify(event.data)],
-      );
-    }
-    const published = events.filter((e) => PUBLIC_EVENT_TYPES.has(e.type));
-    if (published.length === 0) return;
-    await this.options.store.append(
-      `job-${jobId}`,
-      published.map((e) => ({
-        eventId: newEventId(),
-        type: e.type,
-        version: this.options.registry.get(e.type).version,
-        data: e.data,
-        occurredAt,
-        correlationId: jobId,
-        causationId: null,
-      })),
-      { expectedVersion: 'any', tx },
-    );
+  /** In the decision's transaction: where the job stands; after its commit, what it asks for. */
+  private async record(decision: Decision<ExecutionCommand, ExecutionEvent, ExecutionState>): Promise<void> {
+    const { tx, before, after, events, stored } = decision;
+    // Every event names the job: the first one sets it.
+    const jobId = after.jobId;
+    if (jobId === null) throw new Error(`a decision on ${decision.streamId} left the job without an id`);
+    await this.options.jobs.record(tx, jobId, after.phase, !finished(after));
+    const cause = causedBy(stored.at(-1)!);
+    tx.onCommit(() => this.committed(jobId, before, { state: after, cause }, events));
   }
 
   private committed(
     jobId: string,
     before: ExecutionState,
-    next: ExecutionState,
+    next: DrivenJob,
     decided: readonly ExecutionEvent[],
   ): void {
-    if (isTerminal(next.phase) && !isTerminal(before.phase)) {
+    const { state } = next;
+    if (isTerminal(state.phase) && !isTerminal(before.phase)) {
       const failed = decided.find((e) => e.type === 'job.failed');
-      const code = failed?.type === 'job.failed' ? failed.data.reason.code : next.phase;
-      this.options.metrics.jobsEnded.inc({ outcome: next.phase, code });
+      const code = failed?.type === 'job.failed' ? failed.data.reason.code : state.phase;
+      this.options.metrics.jobsEnded.inc({ outcome: state.phase, code });
     }
-    if (!needsDriving(next)) {
+    if (!needsDriving(state)) {
       this.active.delete(jobId);
       this.networks.delete(jobId);
       for (const key of [...this.sent]) if (key.startsWith(`${jobId}/`)) this.sent.delete(key);
@@ -273,20 +222,20 @@ export class JobProcessManager {
     void p.finally(() => this.pending.delete(p));
   }
 
-  /** Sends what `state` asks for and has not been sent by this process yet. */
-  private reconcile(jobId: string, state: ExecutionState): void {
-    if (readyToLaunch(state)) this.once(`${jobId}/launch`, 'launch', () => this.launch(jobId, state));
-    if (state.phase === 'launching' || state.phase === 'running') this.startRanks(jobId, state);
+  /** Sends what the job's state asks for and has not been sent by this process yet. */
+  private reconcile(jobId: string, job: DrivenJob): void {
+    const { state, cause } = job;
+    if (readyToLaunch(state)) this.once(`${jobId}/launch`, 'launch', () => this.launch(jobId, job));
+    if (state.phase === 'launching' || state.phase === 'running') this.startRanks(jobId, job);
     if (state.phase === 'stopping' && state.stopping) {
       const { attempt, outcome } = state.stopping;
       for (const edgeId of new Set(state.ranks.map((r) => r.providerId)))
         this.once(`${jobId}/stop/${attempt}/${outcome.kind}/${edgeId}`, 'stop-ranks', () =>
-          this.stopOn(edgeId, {
-            jobId,
-            attempt,
-            reason: stopReason(outcome),
-            graceMs: this.options.stopGraceMs,
-          }),
+          this.stopOn(
+            edgeId,
+            { jobId, attempt, reason: stopReason(outcome), graceMs: this.options.stopGraceMs },
+            cause,
+          ),
         );
     }
     // Keyed by what it releases: a placement recorded while an earlier release ran (cancelled before
@@ -296,7 +245,7 @@ export class JobProcessManager {
         .map((r) => r.reservationId)
         .sort()
         .join(',');
-      this.once(`${jobId}/release/${covering}`, 'release', () => this.release(jobId, state));
+      this.once(`${jobId}/release/${covering}`, 'release', () => this.release(jobId, job));
     }
   }
 
@@ -315,12 +264,12 @@ export class JobProcessManager {
     });
   }
 
-  private async prepareNetwork(jobId: string, state: ExecutionState): Promise<PreparedNetwork> {
+  private async prepareNetwork(jobId: string, { state, cause }: DrivenJob): Promise<PreparedNetwork> {
     const known = this.networks.get(jobId);
     if (known) return known;
     const nodes = (state.placement?.allocations ?? []).flatMap((a) => a.nodes);
     const prepared = await this.options.network.prepare(
-      { jobId, tenantId: state.placement?.tenantId ?? state.submission?.tenantId ?? jobId },
+      { jobId, tenantId: state.placement?.tenantId ?? state.submission?.tenantId ?? jobId, cause },
       nodes,
     );
     this.networks.set(jobId, prepared);
@@ -335,11 +284,12 @@ export class JobProcessManager {
     };
   }
 
-  /** Lays the gang out (addresses, GPU classes), checks its start commands, and decides `Launch`. */
-  private async launch(jobId: string, state: ExecutionState): Promise<void> {
+  /** Lays the gang out (addresses, GPU classes), checks its start commands, and decides `LaunchJob`. */
+  private async launch(jobId: string, job: DrivenJob): Promise<void> {
+    const { state } = job;
     const spec = state.submission!.spec!;
     const placement = state.placement!;
-    const network = await this.prepareNetwork(jobId, state);
+    const network = await this.prepareNetwork(jobId, job);
     const providers = [...new Set(placement.allocations.flatMap((a) => a.nodes.map((n) => n.providerId)))];
     const models = await this.options.directory.gpuModels(providers);
     let layout = layoutRanks(
@@ -352,10 +302,11 @@ export class JobProcessManager {
       const check = startCommands(jobId, 1, spec, layout.layout.ranks, this.launchNetwork(network));
       if (!check.ok) layout = check;
     }
-    await this.handle(jobId, { type: 'Launch', jobId, layout, now: this.options.clock.now() });
+    await this.decide(jobId, { type: 'LaunchJob', jobId, layout });
   }
 
-  private startRanks(jobId: string, state: ExecutionState): void {
+  private startRanks(jobId: string, job: DrivenJob): void {
+    const { state, cause } = job;
     const spec = state.submission?.spec;
     if (!spec) return;
     const attempt = state.attempt;
@@ -364,17 +315,12 @@ export class JobProcessManager {
     this.once(`${jobId}/start/${attempt}`, 'start-rank', async () => {
       // A restarted gang starts only once the previous attempt is told to stop everywhere.
       if (attempt > 1)
-        await Promise.all(
-          [...new Set(state.ranks.map((r) => r.providerId))].map((edgeId) =>
-            this.stopOn(edgeId, {
-              jobId,
-              attempt: attempt - 1,
-              reason: 'restart',
-              graceMs: this.options.stopGraceMs,
-            }),
-          ),
+        await this.stopEverywhere(
+          state.ranks.map((r) => r.providerId),
+          { jobId, attempt: attempt - 1, reason: 'restart', graceMs: this.options.stopGraceMs },
+          cause,
         );
-      const network = await this.prepareNetwork(jobId, state);
+      const network = await this.prepareNetwork(jobId, job);
       const built = startCommands(jobId, attempt, spec, state.ranks, this.launchNetwork(network));
       if (!built.ok) throw new Error(`start commands of ${jobId}: ${built.message}`);
       const failures: unknown[] = [];
@@ -385,7 +331,7 @@ export class JobProcessManager {
             const rank = state.ranks.find((r) => r.rank === command.rank)!;
             let reply: RankStartReply;
             try {
-              reply = await this.options.edges.startRank(rank.providerId, command);
+              reply = await this.options.edges.startRank(rank.providerId, command, cause);
             } catch (error) {
               failures.push(error);
               return;
@@ -394,13 +340,12 @@ export class JobProcessManager {
               command: 'start-rank',
               outcome: reply.outcome === 'started' ? 'ok' : 'rejected',
             });
-            await this.handle(jobId, {
-              type: 'StartReply',
+            await this.decide(jobId, {
+              type: 'RecordStartReply',
               jobId,
               attempt,
               rank: command.rank,
               reply,
-              now: this.options.clock.now(),
             });
           }),
       );
@@ -409,32 +354,35 @@ export class JobProcessManager {
     });
   }
 
-  private async stopOn(edgeId: string, request: StopRanksRequest): Promise<void> {
-    await this.options.edges.stopRanks(edgeId, request);
+  private async stopOn(edgeId: string, request: StopRanksRequest, cause: Causation): Promise<void> {
+    await this.options.edges.stopRanks(edgeId, request, cause);
     this.options.metrics.edgeCommands.inc({ command: 'stop-ranks', outcome: 'ok' });
   }
 
+  private async stopEverywhere(
+    edgeIds: readonly string[],
+    request: StopRanksRequest,
+    cause: Causation,
+  ): Promise<void> {
+    await Promise.all([...new Set(edgeIds)].map((edgeId) => this.stopOn(edgeId, request, cause)));
+  }
+
   /** At the end: every rank of every attempt stopped, every reservation released, the network torn down. */
-  private async release(jobId: string, state: ExecutionState): Promise<void> {
+  private async release(jobId: string, { state, cause }: DrivenJob): Promise<void> {
     const reservations = reservationsOf(state);
-    const edges = new Set([
-      ...state.ranks.map((r) => r.providerId),
-      ...reservations.map((r) => r.providerId),
-    ]);
     if (state.attempt > 0)
-      await Promise.all(
-        [...edges].map((edgeId) =>
-          this.stopOn(edgeId, {
-            jobId,
-            attempt: null,
-            reason: endReason(state),
-            graceMs: this.options.stopGraceMs,
-          }),
-        ),
+      await this.stopEverywhere(
+        [...state.ranks.map((r) => r.providerId), ...reservations.map((r) => r.providerId)],
+        { jobId, attempt: null, reason: endReason(state), graceMs: this.options.stopGraceMs },
+        cause,
       );
     await Promise.all(
       reservations.map(async ({ providerId, reservationId }) => {
-        await this.options.edges.release(providerId, reservationId, `job ${state.phase}`);
+        await this.options.edges.release(
+          providerId,
+          { jobId, reservationId, reason: `job ${state.phase}` },
+          cause,
+        );
         this.options.metrics.edgeCommands.inc({ command: 'release', outcome: 'ok' });
       }),
     );
@@ -442,10 +390,9 @@ export class JobProcessManager {
       jobId,
       (state.placement?.allocations ?? []).flatMap((a) => a.nodes),
     );
-    await this.handle(jobId, {
+    await this.decide(jobId, {
       type: 'MarkReleased',
       reservations: reservations.map((r) => r.reservationId),
-      now: this.options.clock.now(),
     });
   }
 
@@ -464,10 +411,10 @@ export class JobProcessManager {
     for (const jobId of [...this.active.keys()]) {
       if (!this.running) return;
       try {
-        const now = this.options.clock.now();
-        const next = await this.handle(jobId, { type: 'Tick', now, listeningSince: this.startedAt });
+        await this.decide(jobId, { type: 'CheckDeadlines', listeningSince: this.startedAt });
         // Retry what failed before (what was sent and answered is not sent again).
-        if (this.running) this.reconcile(jobId, this.active.get(jobId) ?? next);
+        const job = this.active.get(jobId);
+        if (this.running && job) this.reconcile(jobId, job);
       } catch (error) {
         this.options.onError(error, `execution tick ${jobId}`);
       }

@@ -1,4 +1,4 @@
-import type { LaunchedRank, PlacedNode } from '@gpunet/contracts';
+import type { Causation, LaunchedRank, PlacedNode } from '@gpunet/contracts';
 
 /** A node of a placed gang, as the network needs it. */
 export type NetworkNode = Pick<PlacedNode, 'providerId' | 'hostId'>;
@@ -21,15 +21,19 @@ export interface PreparedNetwork {
   overlayAddressOf(rank: LaunchedRank): string | null;
 }
 
+/** Injection token of the service's `RankNetwork`. */
+export const RANK_NETWORK = Symbol('gpunet.execution.rank-network');
+
 /**
- * Where ranks find each other. `HostRankNetwork` (host networking: each edge's own address, as
- * discovery reported it) is the development and CI implementation; the overlay (libs/overlay: a
- * per-job network with addresses on `gpunet0`) plugs in as a second one. `prepare` is idempotent
+ * Where ranks find each other. Two adapters in infra/: `HostRankNetwork` (host networking: each
+ * edge's own address, as discovery reported it; development and CI) and `OverlayRankNetwork` (a
+ * per-job network from libs/overlay, addresses on `gpunet0`). `prepare` is idempotent
  * — it runs again for every attempt and after a restart — and `teardown` once at the job's end.
  */
 export interface RankNetwork {
+  /** `job.cause`: the job's correlation and the event its launch follows from (the path report's). */
   prepare(
-    job: { readonly jobId: string; readonly tenantId: string },
+    job: { readonly jobId: string; readonly tenantId: string; readonly cause: Causation },
     nodes: readonly NetworkNode[],
   ): Promise<PreparedNetwork>;
   /**
@@ -37,52 +41,4 @@ export interface RankNetwork {
    * forgot (a restart) is still torn down. A rejection makes the release retry on the next tick.
    */
   teardown(jobId: string, nodes: readonly NetworkNode[]): Promise<void>;
-}
-
-/** What execution keeps of discovery's provider events. */
-export interface ProviderDirectory {
-  /** The provider's first non-loopback IPv4 address, if discovery reported one. */
-  addressOf(providerId: string): Promise<string | null>;
-  /** The interface that address is on, if discovery reported one. */
-  interfaceOf(providerId: string): Promise<string | null>;
-  /** GPU uuid → model, for the providers asked about. */
-  gpuModels(providerIds: readonly string[]): Promise<ReadonlyMap<string, string>>;
-}
-
-/**
- * Host networking: a node is reached at its provider's own address (discovery's
- * `host.addresses`), or at its host id where discovery has not told us one yet (a single-host
- * development cluster); its ranks pin their collectives to that address's interface. No namespace.
- */
-export class HostRankNetwork implements RankNetwork {
-  constructor(private readonly directory: ProviderDirectory) {}
-
-  async prepare(
-    _job: { jobId: string; tenantId: string },
-    nodes: readonly NetworkNode[],
-  ): Promise<PreparedNetwork> {
-    const addresses = new Map<string, string>();
-    const interfaces = new Map<string, string | null>();
-    for (const node of nodes) {
-      if (addresses.has(node.providerId)) continue;
-      const address = await this.directory.addressOf(node.providerId);
-      addresses.set(node.providerId, address ?? node.hostId.slice(0, 64));
-      // Pinned only with the address it belongs to; a host id fallback pins nothing.
-      interfaces.set(
-        node.providerId,
-        address === null ? null : await this.directory.interfaceOf(node.providerId),
-      );
-    }
-    return {
-      addressOf: (node) => addresses.get(node.providerId) ?? node.hostId.slice(0, 64),
-      interface: null,
-      bindInterfaceOf: (node) => interfaces.get(node.providerId) ?? null,
-      netnsRequired: false,
-      overlayAddressOf: () => null,
-    };
-  }
-
-  teardown(): Promise<void> {
-    return Promise.resolve();
-  }
 }

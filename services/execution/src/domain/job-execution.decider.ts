@@ -54,6 +54,13 @@ export interface Submission {
 type Placement = PayloadOf<typeof JobPlaced>;
 type RankStatus = PayloadOf<typeof RankStatusReported>;
 
+/**
+ * The private event that starts the stream's history over: the job's state as the service's first
+ * storage layout held it (`job_events` and the snapshot in `jobs`), appended once by the migration
+ * that moved every job into its stream (infra/execution.migrations.ts).
+ */
+export const STATE_CARRIED_OVER = 'execution.state-carried-over';
+
 /** The aggregate's events: the contracts' (published) and its private facts (kept, not published). */
 export type ExecutionEvent =
   | { readonly type: 'execution.job-accepted'; readonly data: Submission }
@@ -63,14 +70,16 @@ export type ExecutionEvent =
       readonly data: { jobId: string; attempt: number; rank: number; startedAt: string; at: string };
     }
   | {
-      readonly type: 'execution.rank-progress';
+      readonly type: 'execution.rank-seen';
       readonly data: { jobId: string; attempt: number; rank: number; wallSeconds: number; at: string };
     }
   | {
-      readonly type: 'execution.stopping';
+      readonly type: 'execution.stop-ordered';
       readonly data: { jobId: string; attempt: number; outcome: StopOutcome; stopUntil: string; at: string };
     }
   | { readonly type: 'execution.released'; readonly data: { jobId: string; at: string } }
+  /** The state an earlier storage layout held for the job, carried into its stream once. */
+  | { readonly type: typeof STATE_CARRIED_OVER; readonly data: { state: ExecutionState } }
   | { readonly type: 'job.launching'; readonly data: PayloadOf<typeof JobLaunching> }
   | { readonly type: 'job.running'; readonly data: PayloadOf<typeof JobRunning> }
   | { readonly type: 'rank.exited'; readonly data: PayloadOf<typeof RankExited> }
@@ -97,26 +106,31 @@ export type ExecutionCommand =
   | { readonly type: 'RecordPlacement'; readonly placement: Placement; readonly now: Date }
   /** The app laid the ranks out (it needs the network port for addresses); decided only when due. */
   | {
-      readonly type: 'Launch';
+      readonly type: 'LaunchJob';
       readonly jobId: string;
       readonly layout: { ok: true; layout: RankLayout } | ({ ok: false } & LaunchProblem);
       readonly now: Date;
     }
-  | { readonly type: 'RankStatus'; readonly edgeId: string; readonly status: RankStatus; readonly now: Date }
   | {
-      readonly type: 'StartReply';
+      readonly type: 'RecordRankStatus';
+      readonly edgeId: string;
+      readonly status: RankStatus;
+      readonly now: Date;
+    }
+  | {
+      readonly type: 'RecordStartReply';
       readonly jobId: string;
       readonly attempt: number;
       readonly rank: number;
       readonly reply: RankStartReply;
       readonly now: Date;
     }
-  | { readonly type: 'Cancel'; readonly jobId: string; readonly reason: string | null; readonly now: Date }
+  | { readonly type: 'CancelJob'; readonly jobId: string; readonly reason: string | null; readonly now: Date }
   /**
    * Time passed. `listeningSince`: since when this process could have heard statuses (its start);
    * silence before that is the service's own, never a rank's, so it loses no rank.
    */
-  | { readonly type: 'Tick'; readonly now: Date; readonly listeningSince?: Date }
+  | { readonly type: 'CheckDeadlines'; readonly now: Date; readonly listeningSince?: Date }
   /**
    * A release finished: `reservations`, the ids it released. A placement recorded while it ran (a
    * job cancelled before its placement arrived) holds reservations it did not cover: the job is not
@@ -253,13 +267,13 @@ export const jobExecutionDecider = (
           started: { ...s.started, [e.data.rank]: true },
           lastSeenMs: { ...s.lastSeenMs, [e.data.rank]: Date.parse(e.data.at) },
         };
-      case 'execution.rank-progress': {
+      case 'execution.rank-seen': {
         const key = meterKey(e.data.attempt, e.data.rank);
         const meter = { ...s.meter, [key]: Math.max(s.meter[key] ?? 0, e.data.wallSeconds) };
         if (e.data.attempt !== s.attempt) return { ...s, meter };
         return { ...s, meter, lastSeenMs: { ...s.lastSeenMs, [e.data.rank]: Date.parse(e.data.at) } };
       }
-      case 'execution.stopping':
+      case 'execution.stop-ordered':
         return {
           ...s,
           phase: 'stopping',
@@ -271,6 +285,8 @@ export const jobExecutionDecider = (
         };
       case 'execution.released':
         return { ...s, released: true };
+      case STATE_CARRIED_OVER:
+        return { ...initialExecutionState, ...e.data.state };
       case 'job.launching':
         return {
           ...s,
@@ -386,7 +402,7 @@ export const jobExecutionDecider = (
     /** Stops the attempt's ranks; decides at once when none of them runs. */
     const stop = (outcome: StopOutcome, now: Date): void => {
       emit({
-        type: 'execution.stopping',
+        type: 'execution.stop-ordered',
         data: {
           jobId: jobId(),
           attempt: s.attempt,
@@ -451,7 +467,7 @@ export const jobExecutionDecider = (
         emit({ type: 'execution.job-placed', data: command.placement });
         checkSpec(command.now);
         return out;
-      case 'Launch': {
+      case 'LaunchJob': {
         if (!readyToLaunch(s)) return [];
         const { layout, now } = command;
         if (!layout.ok) {
@@ -474,13 +490,13 @@ export const jobExecutionDecider = (
         });
         return out;
       }
-      case 'RankStatus': {
+      case 'RecordRankStatus': {
         const { status, edgeId, now } = command;
         const verdict = classifyStatus(s, edgeId, status);
         const key = meterKey(status.attempt, status.rank);
         const progress = (): void => {
           emit({
-            type: 'execution.rank-progress',
+            type: 'execution.rank-seen',
             data: {
               jobId: jobId(),
               attempt: status.attempt,
@@ -543,7 +559,7 @@ export const jobExecutionDecider = (
           });
         return out;
       }
-      case 'StartReply': {
+      case 'RecordStartReply': {
         const { reply, now } = command;
         if (command.jobId !== s.jobId || command.attempt !== s.attempt) return [];
         if (s.phase !== 'launching' && s.phase !== 'running') return [];
@@ -560,7 +576,7 @@ export const jobExecutionDecider = (
         );
         return out;
       }
-      case 'Cancel': {
+      case 'CancelJob': {
         const { now } = command;
         if (isTerminal(s.phase)) return [];
         if (s.jobId === null) s = { ...s, jobId: command.jobId };
@@ -575,7 +591,7 @@ export const jobExecutionDecider = (
           // A restart in progress becomes the end; a failure already decided stands.
           if (s.stopping?.outcome.kind === 'restart')
             emit({
-              type: 'execution.stopping',
+              type: 'execution.stop-ordered',
               data: {
                 jobId: jobId(),
                 attempt: s.stopping.attempt,
@@ -590,7 +606,7 @@ export const jobExecutionDecider = (
         stop({ kind: 'cancelled', reason: command.reason }, now);
         return out;
       }
-      case 'Tick': {
+      case 'CheckDeadlines': {
         const { now } = command;
         const t = now.getTime();
         if (!isActive(s.phase)) return [];

@@ -1,73 +1,48 @@
 import {
-  buildEnvelope,
+  type Causation,
+  type InputOf,
   type MessageDefinition,
-  type PayloadOf,
-  type RankStartReply,
   RankStartReplySchema,
   ReleaseOnEdge,
   ReleaseReplySchema,
   StartRankOnEdge,
   StopRanksOnEdge,
-  type StopRanksReply,
   StopRanksReplySchema,
+  streamIdOf,
 } from '@gpunet/contracts';
-import { Attr, AttrValue, injectTraceContext, SpanKind, withSpan } from '@gpunet/telemetry';
-import { headers, type NatsConnection } from '@nats-io/nats-core';
-import { trace } from '@opentelemetry/api';
+import type { EventingClient } from '@gpunet/eventing';
 import type { z } from 'zod';
 import type { EdgeCommands } from '../app/edge-commands.port';
 
-const tracer = () => trace.getTracer('@gpunet/execution');
-
-/** The edges' command subjects over core NATS request/reply (`cmd.edge.{edgeId}.…`). */
-export const natsEdgeCommands = (deps: {
-  nc: NatsConnection;
-  prefix: string;
-  timeoutMs: number;
-}): EdgeCommands => {
-  const { nc, prefix, timeoutMs } = deps;
-  const ask = async <D extends MessageDefinition, R extends z.ZodType>(
+/**
+ * The edges' command subjects (`cmd.edge.{edgeId}.…`) over core NATS request/reply, through the
+ * service's `EventingClient`: each command an envelope of the job's stream stamped with its cause,
+ * a client span whose context rides in the headers, the reply validated. A reply off contract or
+ * none in time throws: the process manager retries on its next tick.
+ */
+export const natsEdgeCommands = (client: EventingClient, timeoutMs: number): EdgeCommands => {
+  const send = <D extends MessageDefinition, R extends z.ZodType>(
     def: D,
     edgeId: string,
-    data: PayloadOf<D>,
-    streamId: string,
+    job: { readonly jobId: string; readonly cause: Causation },
+    data: InputOf<D>,
     reply: R,
-  ): Promise<z.output<R>> => {
-    const envelope = buildEnvelope(def, data as never, { streamId, correlationId: streamId });
-    const subject = (def.subject as unknown as (params: { edgeId: string }, prefix: string) => string).call(
-      def,
-      { edgeId },
-      prefix,
-    );
-    // One client span per command; its context rides in the headers, so the edge's work joins the trace.
-    return withSpan(
-      tracer(),
-      `execution ${def.type}`,
-      {
-        kind: SpanKind.CLIENT,
-        attributes: {
-          [Attr.messagingSystem]: AttrValue.messagingSystemNats,
-          [Attr.messagingDestination]: subject,
-          [Attr.messagingConversationId]: streamId,
-        },
-      },
-      async () => {
-        const msg = await nc.request(subject, JSON.stringify(envelope), {
-          timeout: timeoutMs,
-          headers: injectTraceContext(headers()),
-        });
-        // A reply off contract throws here: the caller retries on its next tick.
-        return reply.parse(msg.json());
-      },
-    );
-  };
+  ): Promise<z.output<R>> =>
+    client.command(def, {
+      params: { edgeId } as never,
+      data,
+      streamId: streamIdOf('job', job.jobId),
+      cause: job.cause,
+      reply,
+      timeoutMs,
+    });
   return {
-    startRank: (edgeId, command): Promise<RankStartReply> =>
-      ask(StartRankOnEdge, edgeId, command, `job-${command.jobId}`, RankStartReplySchema),
-    stopRanks: (edgeId, request): Promise<StopRanksReply> =>
-      ask(StopRanksOnEdge, edgeId, request, `job-${request.jobId}`, StopRanksReplySchema),
-    release: async (edgeId, reservationId, reason): Promise<void> => {
-      await ask(ReleaseOnEdge, edgeId, { reservationId, reason }, reservationId, ReleaseReplySchema);
+    startRank: (edgeId, command, cause) =>
+      send(StartRankOnEdge, edgeId, { jobId: command.jobId, cause }, command, RankStartReplySchema),
+    stopRanks: (edgeId, request, cause) =>
+      send(StopRanksOnEdge, edgeId, { jobId: request.jobId, cause }, request, StopRanksReplySchema),
+    release: async (edgeId, { jobId, reservationId, reason }, cause) => {
+      await send(ReleaseOnEdge, edgeId, { jobId, cause }, { reservationId, reason }, ReleaseReplySchema);
     },
   };
 };

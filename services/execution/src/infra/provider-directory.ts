@@ -1,6 +1,6 @@
 import type { Host, Inventory } from '@gpunet/contracts';
 import type { Database, Tx } from '@gpunet/eventing';
-import type { ProviderDirectory } from '../app/rank-network.port';
+import type { ProviderDirectory } from '../app/provider-directory.port';
 
 const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
 

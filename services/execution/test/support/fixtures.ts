@@ -6,6 +6,7 @@ import type {
   RankStatusReported,
 } from '@gpunet/contracts';
 import { type NormalizedSpec, parseEnsembleSpecOrThrow } from '@gpunet/ensemble-spec';
+import type { ExecutionPolicy } from '../../src/domain/job-execution.decider';
 
 /** A valid edge id (public user nkey shape) per letter: `edgeId('B')`. */
 export const edgeId = (letter: string): string => `U${letter.repeat(55)}`;
@@ -66,6 +67,14 @@ export const placementOf = (edges: readonly string[], perNode = 1, name = 'main'
     pricePerHourMinor: '300',
   },
 ];
+
+/** The deadlines the decider tests run with. */
+export const POLICY: ExecutionPolicy = {
+  barrierMs: 60_000,
+  heartbeatTimeoutMs: 120_000,
+  usageReportMs: 30_000,
+  stopWaitMs: 20_000,
+};
 
 export const T0 = '2030-01-01T00:00:00.000Z';
 export const at = (seconds: number): Date => new Date(Date.parse(T0) + seconds * 1000);

@@ -1,6 +1,6 @@
-import type { JobPathReport, OverlayRelay } from '@gpunet/contracts';
+import type { Causation, JobPathReport, OverlayRelay } from '@gpunet/contracts';
 import { OVERLAY_INTERFACE, type JobOverlayCoordinator, type PreparedOverlay } from '@gpunet/overlay';
-import type { NetworkNode, PreparedNetwork, RankNetwork } from './rank-network.port';
+import type { NetworkNode, PreparedNetwork, RankNetwork } from '../app/rank-network.port';
 
 export interface OverlayRankNetworkOptions {
   /** The control plane's side of the overlay (over `natsEdgeOverlayTransport` in the service). */
@@ -9,8 +9,8 @@ export interface OverlayRankNetworkOptions {
   readonly relays: readonly OverlayRelay[];
   /** ed25519 seed signing relay admission tokens; null only without relays. */
   readonly signingKey: string | null;
-  /** Publishes the job's path report (`OverlayPathsReported`, through the outbox). */
-  readonly publishReport: (report: JobPathReport) => Promise<void>;
+  /** Publishes the job's path report (`OverlayPathsReported`, through the outbox), caused by `cause`. */
+  readonly publishReport: (report: JobPathReport, cause: Causation) => Promise<void>;
   /** Detaches that keep failing, and the ones given up on (the service logs them). */
   readonly onError?: (error: unknown, context: string) => void;
   /** Teardowns of one job tried before its failed detaches are given up on. Default 5. */
@@ -25,7 +25,7 @@ interface JobNetwork {
 }
 
 /**
- * A job's ranks on its own overlay (F7, ADR 0020): every edge of the gang attaches the job's
+ * A job's ranks on its own overlay (ADR 0020): every edge of the gang attaches the job's
  * WireGuard network (`gpunet0` in a rank namespace the edge creates), the coordinator connects them
  * (direct where the NATs allow, through a relay otherwise), and the ranks reach each other at
  * their hosts' overlay addresses — rank 0's is MASTER_ADDR.
@@ -49,13 +49,16 @@ export class OverlayRankNetwork implements RankNetwork {
     return [...this.#jobs.values()].map((j) => j.overlay.networkCidr);
   }
 
-  prepare(job: { jobId: string; tenantId: string }, nodes: readonly NetworkNode[]): Promise<PreparedNetwork> {
-    const run = this.#queue.then(() => this.#prepare(job.jobId, nodes));
+  prepare(
+    job: { jobId: string; tenantId: string; cause: Causation },
+    nodes: readonly NetworkNode[],
+  ): Promise<PreparedNetwork> {
+    const run = this.#queue.then(() => this.#prepare(job.jobId, job.cause, nodes));
     this.#queue = run.catch(() => undefined);
     return run;
   }
 
-  async #prepare(jobId: string, nodes: readonly NetworkNode[]): Promise<PreparedNetwork> {
+  async #prepare(jobId: string, cause: Causation, nodes: readonly NetworkNode[]): Promise<PreparedNetwork> {
     const known = this.#jobs.get(jobId);
     if (known) return known.network;
     // One host per edge, in the placement's order (the host of rank 0 first: it gets `.1`).
@@ -80,7 +83,7 @@ export class OverlayRankNetwork implements RankNetwork {
       overlayAddressOf: (rank) => addressOf(rank.providerId),
     };
     this.#jobs.set(jobId, { edgeIds: hosts.map((h) => h.edgeId), overlay, network, teardowns: 0 });
-    await this.options.publishReport(overlay.report);
+    await this.options.publishReport(overlay.report, cause);
     return network;
   }
 

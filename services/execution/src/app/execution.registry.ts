@@ -1,0 +1,44 @@
+import {
+  catalogUpcasters,
+  createRegistry,
+  DeadLettersStream,
+  DiscoveryStream,
+  EdgeRanksStream,
+  executionMessages,
+  ExecutionStream,
+  GatewayStream,
+  JobPlaced,
+  jobMessages,
+  MessageDeadLettered,
+  type MessageRegistry,
+  OverlayPathsReported,
+  ProviderInventoryChanged,
+  ProviderRegistered,
+  SchedulerStream,
+  type StreamDefinition,
+} from '@gpunet/contracts';
+
+/** Every message execution reads or writes. */
+export const executionRegistry = (): MessageRegistry =>
+  createRegistry(
+    [
+      MessageDeadLettered,
+      ...jobMessages,
+      ...executionMessages,
+      JobPlaced,
+      ProviderRegistered,
+      ProviderInventoryChanged,
+      OverlayPathsReported,
+    ],
+    catalogUpcasters,
+  );
+
+/** The streams execution consumes (GATEWAY, SCHEDULER, EDGE_RANKS, DISCOVERY) and writes. */
+export const executionStreams: readonly StreamDefinition[] = [
+  DeadLettersStream,
+  GatewayStream,
+  SchedulerStream,
+  EdgeRanksStream,
+  DiscoveryStream,
+  ExecutionStream,
+];
