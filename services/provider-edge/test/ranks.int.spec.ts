@@ -66,9 +66,15 @@ const gone = async (pid: number): Promise<boolean> => {
   }
 };
 
-describe('the edge runs ranks as processes (F6)', () => {
+describe('the edge runs ranks as processes', () => {
   let nats: NatsTestContext;
   const statuses = new EventCollector<Status>('rank statuses');
+  /** The statuses' envelopes: what chain each belongs to, and what caused it. */
+  const statusCauses = new EventCollector<{
+    jobId: string;
+    correlationId: string;
+    causationId: string | null;
+  }>('rank status causes');
   const chunks = new EventCollector<Chunk>('log chunks');
   const dirs: string[] = [];
   const agents: EdgeAgent[] = [];
@@ -78,7 +84,15 @@ describe('the edge runs ranks as processes (F6)', () => {
     nats = await useNats({ label: 'edge_ranks' });
     await ensureStreams(await nats.jsm(), [...providerStreams, ...executionStreams], nats.prefix);
     nats.nc.subscribe(`${nats.prefix}.edge.*.rank-status.v1`, {
-      callback: (_e, m) => statuses.push(m.json<{ data: Status }>().data),
+      callback: (_e, m) => {
+        const envelope = m.json<{ data: Status; correlationId: string; causationId: string | null }>();
+        statuses.push(envelope.data);
+        statusCauses.push({
+          jobId: envelope.data.jobId,
+          correlationId: envelope.correlationId,
+          causationId: envelope.causationId,
+        });
+      },
     });
     nats.nc.subscribe(`${nats.prefix}.edge.*.log.*.v1`, {
       callback: (_e, m) => chunks.push(m.json<{ data: Chunk }>().data),
@@ -211,6 +225,16 @@ describe('the edge runs ranks as processes (F6)', () => {
     expect(running).toMatchObject({ edgeId: agent.edgeId, attempt: 1, rank: 0, exitCode: null });
     const exited = await exitOf('job-run');
     expect(exited).toMatchObject({ exitCode: 3, signal: null, stopReason: null });
+    // Both carry the start command's chain and name it as their cause: one correlation from the
+    // job's request to its ranks.
+    const causes = statusCauses.items.filter((c) => c.jobId === 'job-run');
+    expect(causes).toHaveLength(2);
+    for (const c of causes)
+      expect(c).toEqual({
+        jobId: 'job-run',
+        correlationId: command.correlationId,
+        causationId: command.eventId,
+      });
 
     // Output: its own environment only (never the edge's), its GPU, in its workspace.
     await waitFor(() => linesOf('job-run', 'stderr').includes('oops'), { description: 'stderr shipped' });

@@ -3,6 +3,7 @@ import {
   buildEnvelope,
   canonicalJson,
   type Clock,
+  streamIdOf,
   createRegistry,
   EdgeBenchmarkReported,
   EdgeDeregistered,
@@ -377,7 +378,7 @@ export class EdgeAgent {
         sentAt: this.clock.now().toISOString(),
         inventoryDigest: digestOf(this.inventory),
       },
-      { streamId: `edge-${this.edgeId}`, occurredAt: this.clock.now() },
+      { streamId: streamIdOf('edge', this.edgeId), occurredAt: this.clock.now() },
     );
     this.link.nc.publish(
       EdgeHeartbeat.subject({ edgeId: this.edgeId }, this.prefix),
@@ -524,7 +525,7 @@ export class EdgeAgent {
       def as MessageDefinition,
       { ...unsigned, signature },
       {
-        streamId: `edge-${this.edgeId}`,
+        streamId: streamIdOf('edge', this.edgeId),
         occurredAt: now,
       },
     );

@@ -1,5 +1,8 @@
 import {
   buildEnvelope,
+  type Causation,
+  causedBy,
+  streamIdOf,
   type Clock,
   createRegistry,
   type EdgeReservation,
@@ -339,18 +342,18 @@ export class RankAgent {
       return rejected(envelope.data.jobId, envelope.data.rank, [
         { code: 'RUNTIME_UNAVAILABLE', message: 'the edge is shutting down', field: null },
       ]);
-    return this.startOnce(envelope.data);
+    return this.startOnce(envelope.data, causedBy(envelope));
   }
 
   /** One start per (job, attempt, rank) at a time: a duplicate of a start under way gets its outcome. */
-  private async startOnce(req: StartRankRequest): Promise<RankStartReply> {
+  private async startOnce(req: StartRankRequest, cause: Causation): Promise<RankStartReply> {
     const key = keyOf(req);
     const running = this.inFlight.get(key);
     if (running) {
       const reply = await running.reply;
       return reply.outcome === 'started' ? { ...reply, created: false } : reply;
     }
-    const reply = this.startRank(req);
+    const reply = this.startRank(req, cause);
     this.inFlight.set(key, { req, reply });
     try {
       return await reply;
@@ -384,7 +387,7 @@ export class RankAgent {
     return { jobId: req.jobId, stopping };
   }
 
-  private async startRank(req: StartRankRequest): Promise<RankStartReply> {
+  private async startRank(req: StartRankRequest, cause: Causation): Promise<RankStartReply> {
     const key = keyOf(req);
     const stopSeqAtStart = this.stopSeq;
     const known = this.options.host.ranks().find((r) => keyOf(r) === key);
@@ -486,6 +489,8 @@ export class RankAgent {
       startedAt,
       maxDurationMs: req.maxDurationMs,
       state: 'running',
+      correlationId: cause.correlationId,
+      causationId: cause.causationId,
       exitedAt: null,
       exitCode: null,
       signal: null,
@@ -608,7 +613,11 @@ export class RankAgent {
         wallSeconds: Math.max(0, record.wallSeconds),
         reportedAt: this.options.clock.now().toISOString(),
       },
-      { streamId: `rank-${record.jobId}`, occurredAt: this.options.clock.now() },
+      {
+        streamId: streamIdOf('rank', record.jobId),
+        occurredAt: this.options.clock.now(),
+        ...causeOf(record),
+      },
     );
     this.outbox.push({
       subject: RankStatusReported.subject({ edgeId: this.options.edgeId }, this.options.prefix),
@@ -652,7 +661,11 @@ export class RankAgent {
             dropped: chunk.dropped,
             at: this.options.clock.now().toISOString(),
           },
-          { streamId: `rank-${record.jobId}`, occurredAt: this.options.clock.now() },
+          {
+            streamId: streamIdOf('rank', record.jobId),
+            occurredAt: this.options.clock.now(),
+            ...causeOf(record),
+          },
         );
         this.options.nc.publish(subject, JSON.stringify(envelope));
         return true;
@@ -663,6 +676,15 @@ export class RankAgent {
     }, this.options.logBatching);
   }
 }
+
+/**
+ * What a rank's statuses and logs are stamped with: the start command's chain, caused by it (a
+ * record kept from before these were stored starts a chain of its own, as statuses did then).
+ */
+const causeOf = (record: RankRecord): Partial<Causation> =>
+  record.correlationId && record.causationId
+    ? { correlationId: record.correlationId, causationId: record.causationId }
+    : {};
 
 /**
  * Asks every runtime to remove what an earlier run of this edge left (a crash): called at edge start,

@@ -6,7 +6,7 @@ import { z } from 'zod';
 export const STATE_FILE = 'state.json';
 
 /**
- * A rank this edge started (F6): kept while it runs and after it exited (idempotent re-starts,
+ * A rank this edge started: kept while it runs and after it exited (idempotent re-starts,
  * exited statuses re-sent until JetStream acknowledged them), until its reservation is gone.
  */
 export const RankRecordSchema = z.strictObject({
@@ -30,6 +30,13 @@ export const RankRecordSchema = z.strictObject({
   wallSeconds: z.number().min(0),
   /** The exited status was acknowledged by JetStream. */
   reported: z.boolean(),
+  /**
+   * The chain the start command belonged to (its correlation) and the command itself: the rank's
+   * statuses and logs carry them, so one correlation runs from the job's request to its ranks.
+   * Absent in records written before they were kept.
+   */
+  correlationId: z.string().min(1).max(200).optional(),
+  causationId: z.string().min(1).max(200).optional(),
 });
 export type RankRecord = z.infer<typeof RankRecordSchema>;
 
