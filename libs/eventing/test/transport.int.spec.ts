@@ -388,21 +388,25 @@ describe('the JetStream transport: commands to one recipient', () => {
 });
 
 describe('a service that consumes only while it leads', () => {
-  it('starts no consumer at listen with consumeAtStart false, and consumes once it says so', async () => {
-    const gatedSchema = uniqueName('gated');
+  /**
+   * A service with one durable consumer (`name`) that starts none at listen (`consumeAtStart`
+   * false), booted on the transport; `providers` may lead from their hooks.
+   */
+  const bootLeading = async (name: string, providers: (new (...args: never[]) => unknown)[] = []) => {
+    const leadSchema = uniqueName(name);
     @Controller()
-    class Gated {
-      @EventPattern(CounterLimitReached, durable('transport-gated'))
+    class Applied {
+      @EventPattern(CounterLimitReached, durable(`transport-${name}`))
       async limit(@Payload() limit: PayloadOf<typeof CounterLimitReached>, @Ctx() ctx: EventContext) {
-        await ctx.tx.query(`CREATE TABLE IF NOT EXISTS "${ctx.tx.schema}".gated (counter_id text)`);
-        await ctx.tx.query(`INSERT INTO "${ctx.tx.schema}".gated VALUES ($1)`, [limit.counterId]);
+        await ctx.tx.query(`CREATE TABLE IF NOT EXISTS "${ctx.tx.schema}".applied (counter_id text)`);
+        await ctx.tx.query(`INSERT INTO "${ctx.tx.schema}".applied VALUES ($1)`, [limit.counterId]);
       }
     }
     @Module({
       imports: [
         EventingModule.forRoot({
-          service: 'transport-gated',
-          database: { url: DATABASE_URL, schema: gatedSchema },
+          service: `transport-${name}`,
+          database: { url: DATABASE_URL, schema: leadSchema },
           nats: { servers: NATS_URL },
           registry,
           streams: [CounterStream, DeadLettersStream],
@@ -410,26 +414,63 @@ describe('a service that consumes only while it leads', () => {
           consumeAtStart: false,
         }),
       ],
-      controllers: [Gated],
+      controllers: [Applied],
+      providers,
     })
-    class GatedModule {}
-    const gated = await bootOnTransport(GatedModule);
+    class LeadingModule {}
+    const { app: booted, transport: serving } = await bootOnTransport(LeadingModule);
+    const runtime = booted.get<EventingRuntime>(EVENTING);
+    return {
+      runtime,
+      transport: serving,
+      /** Publishes a counter's limit and waits until the consumer applied it. */
+      applies: async (counterId: string) => {
+        await publish(CounterLimitReached, { counterId, limit: 1 }, `counter-${counterId}`);
+        await waitUntil(
+          async () =>
+            (
+              await runtime.db
+                .query(`SELECT 1 FROM "${leadSchema}".applied WHERE counter_id = $1`, [counterId])
+                .catch(() => [])
+            ).length > 0 || null,
+          `${name} consumer applied ${counterId}`,
+        );
+      },
+      close: async () => {
+        await booted.close();
+        await dropSchema(leadSchema);
+      },
+    };
+  };
+
+  it('starts no consumer at listen with consumeAtStart false, and consumes once it says so', async () => {
+    const gated = await bootLeading('gated');
     try {
-      const runtime = gated.app.get<EventingRuntime>(EVENTING);
       expect(gated.transport.consuming).toBe(false);
-      await runtime.startConsuming();
+      await gated.runtime.startConsuming();
       expect(gated.transport.consuming).toBe(true);
-      await publish(CounterLimitReached, { counterId: 'gated', limit: 1 }, 'counter-gated');
-      await waitUntil(
-        async () =>
-          (await runtime.db.query(`SELECT 1 FROM "${gatedSchema}".gated`).catch(() => [])).length > 0 || null,
-        'gated consumer applied',
-      );
-      await runtime.stopConsuming();
+      await gated.applies('gated');
+      await gated.runtime.stopConsuming();
       expect(gated.transport.consuming).toBe(false);
     } finally {
-      await gated.app.close();
-      await dropSchema(gatedSchema);
+      await gated.close();
+    }
+  });
+
+  it('starts the consumers at listen when the service took its lease in a bootstrap hook', async () => {
+    /** Leads at once: its bootstrap hook runs before the transport has built its consumers. */
+    class Leader {
+      constructor(@Inject(EVENTING) private readonly eventing: EventingRuntime) {}
+      onApplicationBootstrap(): Promise<void> {
+        return this.eventing.startConsuming();
+      }
+    }
+    const led = await bootLeading('led', [Leader]);
+    try {
+      expect(led.transport.consuming).toBe(true);
+      await led.applies('led');
+    } finally {
+      await led.close();
     }
   });
 });
