@@ -194,7 +194,7 @@ describe('placement engine', () => {
     expect(decisions.every((d) => d.jobId === 'job-1')).toBe(true);
     const of = (decision: string) => decisions.filter((d) => d.decision === decision).map((d) => d.fields);
     expect(of('Queued')[0]).toEqual({ attempt: 1, reason: null });
-    expect(of('WaitingForCapacity')[0]?.['reason']).toMatch(/GPU/);
+    expect(of('ParkedForCapacity')[0]?.['reason']).toMatch(/GPU/);
     expect(of('RoundStarted')[0]).toMatchObject({ roundId: 'round-1', attempt: 1, gpus: 4 });
     expect([...(of('RoundStarted')[0]?.['providers'] as string[])].sort()).toEqual([A, B]);
     expect(of('ReservationDeclined')[0]).toMatchObject({ roundId: 'round-1', providerId: B });

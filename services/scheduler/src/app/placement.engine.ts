@@ -106,7 +106,7 @@ export const decisionFields = (event: JobPlacementEvent): Readonly<Record<string
   switch (event.type) {
     case 'Queued':
       return { attempt: event.data.attempt, reason: event.data.reason };
-    case 'WaitingForCapacity':
+    case 'ParkedForCapacity':
       return { reason: event.data.message };
     case 'RoundStarted':
       return {
@@ -135,7 +135,7 @@ export const decisionFields = (event: JobPlacementEvent): Readonly<Record<string
       };
     case 'Placed':
       return { roundId: event.data.roundId };
-    case 'Unschedulable':
+    case 'DeclaredUnschedulable':
       return { code: event.data.code, reason: event.data.message };
     case 'LateReservationReleased':
       return { roundId: event.data.roundId, reservationId: event.data.release.reservationId };
@@ -210,7 +210,7 @@ export class PlacementEngine {
     const since = (queuedSince ?? this.options.clock.now()).getTime();
     const left = Math.max(0, since + this.maxWaitMs - this.options.clock.now().getTime());
     this.options.clock.setTimeout(
-      () => this.apply(job.jobId, { type: 'MaxWaitPassed', maxWaitMs: this.maxWaitMs, at: this.now() }),
+      () => this.apply(job.jobId, { type: 'ExpireWait', maxWaitMs: this.maxWaitMs, at: this.now() }),
       left,
     );
   }
@@ -300,7 +300,7 @@ export class PlacementEngine {
         this.queue = enqueue(this.queue, job.jobId, job.tenantId);
         this.kick();
         return;
-      case 'WaitingForCapacity':
+      case 'ParkedForCapacity':
         this.emit(job.jobId, JobQueued, {
           jobId: job.jobId,
           tenantId: job.tenantId,
@@ -339,7 +339,7 @@ export class PlacementEngine {
         });
         return;
       }
-      case 'Unschedulable':
+      case 'DeclaredUnschedulable':
         this.queue = remove(this.queue, job.jobId);
         this.failedAttempts.delete(job.jobId);
         this.emit(job.jobId, JobUnschedulable, {
@@ -446,7 +446,7 @@ export class PlacementEngine {
     if (!entry.plan.ok) {
       const { rejection } = entry.plan;
       this.apply(jobId, {
-        type: 'ScheduleFailed',
+        type: 'RecordScheduleFailure',
         code: 'UnschedulableAndUnresolvable',
         allocation: rejection.allocation,
         message: rejection.message,
@@ -496,7 +496,7 @@ export class PlacementEngine {
         first?.plugin === REQUEST_SHAPE ||
         (first?.plugin === ENSEMBLE && first.reason === EnsembleReason.InvalidEnsemble);
       this.apply(jobId, {
-        type: 'ScheduleFailed',
+        type: 'RecordScheduleFailure',
         code: result.code === 'UnschedulableAndUnresolvable' && !malformed ? 'Unschedulable' : result.code,
         allocation: result.allocation,
         message: result.message,
@@ -518,7 +518,7 @@ export class PlacementEngine {
     const holdUntil = new Date(startedAt + this.holdMs).toISOString();
     this.apply(jobId, { type: 'StartRound', roundId, allocations, deadline, holdUntil, at: this.now() });
     this.options.clock.setTimeout(
-      () => this.apply(jobId, { type: 'DeadlinePassed', roundId, at: this.now() }),
+      () => this.apply(jobId, { type: 'ExpireRound', roundId, at: this.now() }),
       this.deadlineMs,
     );
     const pricePerGpu = job.terms.maxPricePerGpuHour;
