@@ -3,7 +3,9 @@ import {
   createRegistry,
   DeadLettersStream,
   defineCommand,
+  defineEvent,
   defineQuery,
+  defineUpcaster,
   type Envelope,
   MessageDeadLettered,
   namespacedStream,
@@ -384,6 +386,86 @@ describe('the JetStream transport: commands to one recipient', () => {
         timeoutMs: 1_000,
       }),
     ).rejects.toBeInstanceOf(NoRespondersError);
+  });
+});
+
+describe('the JetStream transport: every version of a type', () => {
+  const reset = {
+    type: 'counter.reset',
+    stream: CounterStream.name,
+    description: 'a counter went back to zero',
+  };
+  const CounterResetV1 = defineEvent({
+    ...reset,
+    version: 1,
+    subject: 'counters.counter.reset.v1',
+    schema: z.strictObject({ counterId: z.string() }),
+  });
+  const CounterReset = defineEvent({
+    ...reset,
+    version: 2,
+    subject: 'counters.counter.reset.v2',
+    schema: z.strictObject({ counterId: z.string(), reason: z.string().nullable() }),
+  });
+  const versions = createRegistry(
+    [CounterResetV1, CounterReset, MessageDeadLettered],
+    [defineUpcaster({ from: CounterResetV1, to: CounterReset, upcast: (d) => ({ ...d, reason: null }) })],
+  );
+  const resets: PayloadOf<typeof CounterReset>[] = [];
+  const bootVersions = async (controller: new (...args: never[]) => unknown) => {
+    @Module({
+      imports: [
+        EventingModule.forRoot({
+          service: 'transport-versions',
+          database: { url: DATABASE_URL, schema },
+          nats: { servers: NATS_URL },
+          registry: versions,
+          streams: [CounterStream, DeadLettersStream],
+          prefix,
+        }),
+      ],
+      controllers: [controller],
+    })
+    class VersionsModule {}
+    return bootOnTransport(VersionsModule);
+  };
+
+  it('hands one handler method every version it names, upcast', async () => {
+    @Controller()
+    class Resets {
+      @EventPattern([CounterResetV1, CounterReset], durable('transport-versions'))
+      reset(@Payload() reset: PayloadOf<typeof CounterReset>) {
+        resets.push(reset);
+      }
+    }
+    const { app: booted } = await bootVersions(Resets);
+    try {
+      for (const [def, data] of [
+        [CounterResetV1, { counterId: 'old' }],
+        [CounterReset, { counterId: 'new', reason: 'rolled over' }],
+      ] as const) {
+        const envelope = buildEnvelope(def, data as never, { streamId: `counter-${data.counterId}` });
+        await nats.js.publish(def.subject(undefined, prefix), JSON.stringify(envelope));
+      }
+      await waitUntil(() => Promise.resolve(resets.length === 2 || null), 'both resets handled');
+      expect(resets).toEqual([
+        { counterId: 'old', reason: null },
+        { counterId: 'new', reason: 'rolled over' },
+      ]);
+    } finally {
+      await booted.close();
+    }
+  });
+
+  it('refuses two methods for two versions of one type', async () => {
+    @Controller()
+    class Split {
+      @EventPattern(CounterResetV1, durable('transport-split'))
+      old() {}
+      @EventPattern(CounterReset, durable('transport-split'))
+      current() {}
+    }
+    await expect(bootVersions(Split)).rejects.toThrow(/two handlers for counter.reset/);
   });
 });
 

@@ -37,6 +37,8 @@ interface DurablePlan {
   readonly definitions: MessageDefinition[];
   /** The handler of each message type. */
   readonly handlers: Map<string, MessageHandler>;
+  /** The `durable(…)` binding each message type's handler was declared with. */
+  readonly declaredBy: Map<string, symbol>;
   readonly methods: Set<symbol>;
 }
 
@@ -121,7 +123,7 @@ export class JetStreamTransport extends Server implements CustomTransportStrateg
       );
     let plan = this.durables.get(binding.name);
     if (!plan) {
-      plan = { binding, definitions: [], handlers: new Map(), methods: new Set() };
+      plan = { binding, definitions: [], handlers: new Map(), declaredBy: new Map(), methods: new Set() };
       this.durables.set(binding.name, plan);
     }
     if (!sameSettings(plan.binding.settings, binding.settings) || plan.binding.batch !== binding.batch)
@@ -135,13 +137,18 @@ export class JetStreamTransport extends Server implements CustomTransportStrateg
       throw new Error(`batch consumer ${binding.name}: its messages must all go to one handler method`);
     const known = plan.handlers.get(pattern.type);
     if (known && !plan.definitions.some((d) => d.type === pattern.type && d.version === pattern.version)) {
-      // Another version of the same type (the registry upcasts it): one handler for the type.
-      if (known !== callback && !binding.batch)
+      // Another version of the same type (the registry upcasts it): one handler for the type, so
+      // the versions come in one `@EventPattern([v1, v2], …)` (Nest wraps each pattern's callback
+      // anew, so the callbacks of one method differ; the binding they were declared with does not).
+      if (plan.declaredBy.get(pattern.type) !== binding.method && !binding.batch)
         throw new Error(`durable consumer ${binding.name}: two handlers for ${pattern.type}`);
     } else if (known) {
       throw new Error(`durable consumer ${binding.name}: ${pattern.type} v${pattern.version} bound twice`);
     }
-    if (!known) plan.handlers.set(pattern.type, callback);
+    if (!known) {
+      plan.handlers.set(pattern.type, callback);
+      plan.declaredBy.set(pattern.type, binding.method);
+    }
     plan.definitions.push(pattern);
   }
 
