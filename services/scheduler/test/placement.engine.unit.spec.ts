@@ -326,6 +326,33 @@ describe('placement engine', () => {
     expect(engine.status('job-1')?.status).toBe('cancelled');
   });
 
+  it('a round in flight when its placer stopped ends at its deadline on the next one, releasing everything', async () => {
+    const clock = new FakeClock('2030-01-01T00:00:00Z');
+    const w = world({ [A]: 'accept', [C]: 'silent' });
+    const placements = w.placements(); // the job's stream, which outlives the placer
+    const placer = () =>
+      new PlacementEngine({
+        ports: w.ports,
+        placements,
+        clock,
+        newId: () => 'round-1',
+        reservationDeadlineMs: 5_000,
+      });
+    const first = placer();
+    void first.submit(fundedJob({ gpus: 4 }));
+    await waitFor(() => first.status('job-1')?.round?.accepted.length === 1, { timeoutMs: 2_000 });
+    await first.close();
+    const next = placer();
+    await next.submit(fundedJob({ gpus: 4 }));
+    expect(next.status('job-1')?.status).toBe('reserving');
+    expect(w.reserveCalls).toHaveLength(2); // the round is not asked for again
+    clock.advance(5_000);
+    await waitFor(() => next.status('job-1')?.status === 'waiting', { timeoutMs: 2_000 });
+    expect([...w.releases].sort()).toEqual(w.reserveCalls.map((c) => c.request.reservationId).sort());
+    expect(w.holds.size).toBe(0);
+    expect(next.status('job-1')).toMatchObject({ attempt: 1, excluded: [C] });
+  });
+
   it('a spec job: every node holds whole ranks and reserves ranks × CPU/memory, the image and the duration', async () => {
     const clock = new FakeClock('2030-01-01T00:00:00Z');
     const w = world({ [A]: 'accept', [B]: 'accept', [C]: 'accept' }, 3);
