@@ -408,22 +408,106 @@ describe('the JetStream transport: commands to one recipient', () => {
   });
 });
 
-describe('a service that consumes only while it leads', () => {
-  it('starts no consumer at listen with consumeAtStart false, and consumes once it says so', async () => {
-    const gatedSchema = uniqueName('gated');
+describe('the JetStream transport: every version of a type', () => {
+  const reset = {
+    type: 'counter.reset',
+    stream: CounterStream.name,
+    description: 'a counter went back to zero',
+  };
+  const CounterResetV1 = defineEvent({
+    ...reset,
+    version: 1,
+    subject: 'counters.counter.reset.v1',
+    schema: z.strictObject({ counterId: z.string() }),
+  });
+  const CounterReset = defineEvent({
+    ...reset,
+    version: 2,
+    subject: 'counters.counter.reset.v2',
+    schema: z.strictObject({ counterId: z.string(), reason: z.string().nullable() }),
+  });
+  const versions = createRegistry(
+    [CounterResetV1, CounterReset, MessageDeadLettered],
+    [defineUpcaster({ from: CounterResetV1, to: CounterReset, upcast: (d) => ({ ...d, reason: null }) })],
+  );
+  const resets: PayloadOf<typeof CounterReset>[] = [];
+  const bootVersions = async (controller: new (...args: never[]) => unknown) => {
+    @Module({
+      imports: [
+        EventingModule.forRoot({
+          service: 'transport-versions',
+          database: { url: DATABASE_URL, schema },
+          nats: { servers: NATS_URL },
+          registry: versions,
+          streams: [CounterStream, DeadLettersStream],
+          prefix,
+        }),
+      ],
+      controllers: [controller],
+    })
+    class VersionsModule {}
+    return bootOnTransport(VersionsModule);
+  };
+
+  it('hands one handler method every version it names, upcast', async () => {
     @Controller()
-    class Gated {
-      @EventPattern(CounterLimitReached, durable('transport-gated'))
+    class Resets {
+      @EventPattern([CounterResetV1, CounterReset], durable('transport-versions'))
+      reset(@Payload() reset: PayloadOf<typeof CounterReset>) {
+        resets.push(reset);
+      }
+    }
+    const { app: booted } = await bootVersions(Resets);
+    try {
+      for (const [def, data] of [
+        [CounterResetV1, { counterId: 'old' }],
+        [CounterReset, { counterId: 'new', reason: 'rolled over' }],
+      ] as const) {
+        const envelope = buildEnvelope(def, data as never, { streamId: `counter-${data.counterId}` });
+        await nats.js.publish(def.subject(undefined, prefix), JSON.stringify(envelope));
+      }
+      await waitUntil(() => Promise.resolve(resets.length === 2 || null), 'both resets handled');
+      expect(resets).toEqual([
+        { counterId: 'old', reason: null },
+        { counterId: 'new', reason: 'rolled over' },
+      ]);
+    } finally {
+      await booted.close();
+    }
+  });
+
+  it('refuses two methods for two versions of one type', async () => {
+    @Controller()
+    class Split {
+      @EventPattern(CounterResetV1, durable('transport-split'))
+      old() {}
+      @EventPattern(CounterReset, durable('transport-split'))
+      current() {}
+    }
+    await expect(bootVersions(Split)).rejects.toThrow(/two handlers for counter.reset/);
+  });
+});
+
+describe('a service that consumes only while it leads', () => {
+  /**
+   * A service with one durable consumer (`name`) that starts none at listen (`consumeAtStart`
+   * false), booted on the transport; `providers` may lead from their hooks.
+   */
+  const bootLeading = async (name: string, providers: (new (...args: never[]) => unknown)[] = []) => {
+    const leadSchema = uniqueName(name);
+    @Controller()
+    class Applied {
+      @EventPattern(CounterLimitReached, durable(`transport-${name}`))
       async limit(@Payload() limit: PayloadOf<typeof CounterLimitReached>, @Ctx() ctx: EventContext) {
-        await ctx.tx.query(`CREATE TABLE IF NOT EXISTS "${ctx.tx.schema}".gated (counter_id text)`);
-        await ctx.tx.query(`INSERT INTO "${ctx.tx.schema}".gated VALUES ($1)`, [limit.counterId]);
+        await ctx.tx.query(`CREATE TABLE IF NOT EXISTS "${ctx.tx.schema}".applied (counter_id text)`);
+        await ctx.tx.query(`INSERT INTO "${ctx.tx.schema}".applied VALUES ($1)`, [limit.counterId]);
       }
     }
     @Module({
       imports: [
         EventingModule.forRoot({
-          service: 'transport-gated',
-          database: { url: DATABASE_URL, schema: gatedSchema },
+          service: `transport-${name}`,
+          database: { url: DATABASE_URL, schema: leadSchema },
           nats: { servers: NATS_URL },
           registry,
           streams: [CounterStream, DeadLettersStream],
@@ -431,26 +515,63 @@ describe('a service that consumes only while it leads', () => {
           consumeAtStart: false,
         }),
       ],
-      controllers: [Gated],
+      controllers: [Applied],
+      providers,
     })
-    class GatedModule {}
-    const gated = await bootOnTransport(GatedModule);
+    class LeadingModule {}
+    const { app: booted, transport: serving } = await bootOnTransport(LeadingModule);
+    const runtime = booted.get<EventingRuntime>(EVENTING);
+    return {
+      runtime,
+      transport: serving,
+      /** Publishes a counter's limit and waits until the consumer applied it. */
+      applies: async (counterId: string) => {
+        await publish(CounterLimitReached, { counterId, limit: 1 }, `counter-${counterId}`);
+        await waitUntil(
+          async () =>
+            (
+              await runtime.db
+                .query(`SELECT 1 FROM "${leadSchema}".applied WHERE counter_id = $1`, [counterId])
+                .catch(() => [])
+            ).length > 0 || null,
+          `${name} consumer applied ${counterId}`,
+        );
+      },
+      close: async () => {
+        await booted.close();
+        await dropSchema(leadSchema);
+      },
+    };
+  };
+
+  it('starts no consumer at listen with consumeAtStart false, and consumes once it says so', async () => {
+    const gated = await bootLeading('gated');
     try {
-      const runtime = gated.app.get<EventingRuntime>(EVENTING);
       expect(gated.transport.consuming).toBe(false);
-      await runtime.startConsuming();
+      await gated.runtime.startConsuming();
       expect(gated.transport.consuming).toBe(true);
-      await publish(CounterLimitReached, { counterId: 'gated', limit: 1 }, 'counter-gated');
-      await waitUntil(
-        async () =>
-          (await runtime.db.query(`SELECT 1 FROM "${gatedSchema}".gated`).catch(() => [])).length > 0 || null,
-        'gated consumer applied',
-      );
-      await runtime.stopConsuming();
+      await gated.applies('gated');
+      await gated.runtime.stopConsuming();
       expect(gated.transport.consuming).toBe(false);
     } finally {
-      await gated.app.close();
-      await dropSchema(gatedSchema);
+      await gated.close();
+    }
+  });
+
+  it('starts the consumers at listen when the service took its lease in a bootstrap hook', async () => {
+    /** Leads at once: its bootstrap hook runs before the transport has built its consumers. */
+    class Leader {
+      constructor(@Inject(EVENTING) private readonly eventing: EventingRuntime) {}
+      onApplicationBootstrap(): Promise<void> {
+        return this.eventing.startConsuming();
+      }
+    }
+    const led = await bootLeading('led', [Leader]);
+    try {
+      expect(led.transport.consuming).toBe(true);
+      await led.applies('led');
+    } finally {
+      await led.close();
     }
   });
 });

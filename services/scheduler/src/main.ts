@@ -5,7 +5,6 @@ import { SchedulerModule } from './app/scheduler.module';
 const config = configFromEnv(process.env);
 
 runService({
-  transport: false, // until this service serves its handlers on the JetStream transport
   name: 'scheduler',
   module: ({ metrics, logger }) =>
     SchedulerModule.forRoot({

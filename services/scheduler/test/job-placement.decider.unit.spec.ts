@@ -193,7 +193,7 @@ describe('job placement decider', () => {
 
   it('deadline passes → release all, requeue, leave out those that never answered', () => {
     given(decider, [queued, roundStarted(['a', 'b', 'c']), accepted('a')])
-      .when({ type: 'DeadlinePassed', roundId: 'r1', at: DEADLINE })
+      .when({ type: 'ExpireRound', roundId: 'r1', at: DEADLINE })
       .then([
         {
           type: 'RoundAborted',
@@ -226,16 +226,16 @@ describe('job placement decider', () => {
       accepted('a'),
       { type: 'Placed', data: { roundId: 'r1', at: T1 } },
     ])
-      .when({ type: 'DeadlinePassed', roundId: 'r1', at: DEADLINE })
+      .when({ type: 'ExpireRound', roundId: 'r1', at: DEADLINE })
       .then([]);
     given(decider, [queued, roundStarted(['a'])])
-      .when({ type: 'DeadlinePassed', roundId: 'r0', at: DEADLINE })
+      .when({ type: 'ExpireRound', roundId: 'r0', at: DEADLINE })
       .then([]);
   });
 
   it('after maxAttempts failed rounds the job is unschedulable (RetriesExhausted)', () => {
     given(decider, [queued, roundStarted(['a'], 'r3', 3)])
-      .when({ type: 'DeadlinePassed', roundId: 'r3', at: DEADLINE })
+      .when({ type: 'ExpireRound', roundId: 'r3', at: DEADLINE })
       .then([
         {
           type: 'RoundAborted',
@@ -249,7 +249,7 @@ describe('job placement decider', () => {
           },
         },
         {
-          type: 'Unschedulable',
+          type: 'DeclaredUnschedulable',
           data: {
             code: 'RetriesExhausted',
             allocation: null,
@@ -287,7 +287,7 @@ describe('job placement decider', () => {
     const reasons = [{ plugin: 'vram', reason: 'InsufficientVram', message: 'less than 40 GB', gpus: 12 }];
     given(decider, [queued])
       .when({
-        type: 'ScheduleFailed',
+        type: 'RecordScheduleFailure',
         code: 'Unschedulable',
         allocation: 'main',
         message: '4 GPUs asked; only 2 match (2 more are busy)',
@@ -296,13 +296,13 @@ describe('job placement decider', () => {
       })
       .then([
         {
-          type: 'WaitingForCapacity',
+          type: 'ParkedForCapacity',
           data: { message: '4 GPUs asked; only 2 match (2 more are busy)', reasons, at: T1 },
         },
       ]);
     given(decider, [queued])
       .when({
-        type: 'ScheduleFailed',
+        type: 'RecordScheduleFailure',
         code: 'UnschedulableAndUnresolvable',
         allocation: 'main',
         message: '16 GPUs asked; only 8 match ≥ 40 GB',
@@ -311,7 +311,7 @@ describe('job placement decider', () => {
       })
       .then([
         {
-          type: 'Unschedulable',
+          type: 'DeclaredUnschedulable',
           data: {
             code: 'UnschedulableAndUnresolvable',
             allocation: 'main',
@@ -326,17 +326,17 @@ describe('job placement decider', () => {
   describe('maximum wait', () => {
     const reasons = [{ plugin: 'vram', reason: 'InsufficientVram', message: 'less than 40 GB', gpus: 12 }];
     const waiting: JobPlacementEvent = {
-      type: 'WaitingForCapacity',
+      type: 'ParkedForCapacity',
       data: { message: '4 GPUs asked; only 2 match', reasons, at: T1 },
     };
-    const passed = { type: 'MaxWaitPassed' as const, maxWaitMs: 3_600_000, at: T2 };
+    const passed = { type: 'ExpireWait' as const, maxWaitMs: 3_600_000, at: T2 };
 
     it('waiting for capacity → unschedulable (Unschedulable) with the last reasons', () => {
       given(decider, [queued, waiting])
         .when(passed)
         .then([
           {
-            type: 'Unschedulable',
+            type: 'DeclaredUnschedulable',
             data: {
               code: 'Unschedulable',
               allocation: null,
@@ -353,7 +353,7 @@ describe('job placement decider', () => {
         .when({ ...passed, maxWaitMs: 90_000 })
         .then([
           {
-            type: 'Unschedulable',
+            type: 'DeclaredUnschedulable',
             data: {
               code: 'Unschedulable',
               allocation: null,
@@ -376,10 +376,10 @@ describe('job placement decider', () => {
 
     it('reserving → a failed round ends the job instead of requeueing it', () => {
       const events = decider.decide(
-        { type: 'DeadlinePassed', roundId: 'r1', at: T2 },
+        { type: 'ExpireRound', roundId: 'r1', at: T2 },
         stateOf([queued, waiting, roundStarted(['a']), { type: 'WaitExpired', data: { at: T1 } }]),
       );
-      expect(events.map((e) => e.type)).toEqual(['RoundAborted', 'Unschedulable']);
+      expect(events.map((e) => e.type)).toEqual(['RoundAborted', 'DeclaredUnschedulable']);
       expect(events[1]!.data).toMatchObject({ code: 'Unschedulable', reasons });
     });
 

@@ -1,9 +1,4 @@
-import type {
-  CandidateProvider,
-  MessageDefinition,
-  PlacedAllocation,
-  ReservationReply,
-} from '@gpunet/contracts';
+import type { CandidateProvider, PlacedAllocation, ReservationReply } from '@gpunet/contracts';
 import { JobUnschedulable } from '@gpunet/contracts';
 import { parseEnsembleSpecOrThrow } from '@gpunet/ensemble-spec';
 import { EventCollector, FakeClock, waitFor } from '@gpunet/testing';
@@ -14,11 +9,16 @@ import {
   type PlacementPorts,
   type ReserveRequest,
 } from '../src/app/placement.engine';
+import type { JobPlacementOptions } from '../src/domain/job-placement.decider';
 import { candidate, edgeId, fundedJob } from './support/fixtures';
+import { memoryPlacements } from './support/memory-placements';
 
 type Behaviour = 'accept' | 'decline' | 'silent';
 
-/** Fake discovery + edges: each edge answers by its behaviour and records what it holds. */
+/**
+ * Fake discovery + edges: each edge answers by its behaviour and records what it holds; the write
+ * path in memory, its announcements collected in `emitted`.
+ */
 const world = (
   behaviours: Record<string, Behaviour>,
   gpusPerEdge = 2,
@@ -44,18 +44,16 @@ const world = (
       holds.set(request.reservationId, edge);
       return Promise.resolve({ reservationId: request.reservationId, outcome: 'accepted', reasons: [] });
     },
-    release: (_edge, reservationId) => {
+    release: (_edge, { reservationId }) => {
       releases.push(reservationId);
       holds.delete(reservationId);
-      return Promise.resolve();
-    },
-    emit: (_jobId, def: MessageDefinition, data) => {
-      emitted.push({ type: def.type, data: data as Record<string, unknown> });
       return Promise.resolve();
     },
   };
   return {
     ports,
+    placements: (options: JobPlacementOptions = {}) =>
+      memoryPlacements((a) => emitted.push({ type: a.type, data: a.data }), options),
     holds,
     reserveCalls,
     releases,
@@ -75,6 +73,7 @@ const engineFor = (w: ReturnType<typeof world>, clock: FakeClock, maxWaitMs?: nu
   let n = 0;
   return new PlacementEngine({
     ports: w.ports,
+    placements: w.placements(),
     clock,
     newId: () => `round-${++n}`,
     reservationDeadlineMs: 5_000,
@@ -115,7 +114,7 @@ describe('placement engine', () => {
   it('all chosen edges accept → job.placed with the reservations', async () => {
     const clock = new FakeClock('2030-01-01T00:00:00Z');
     const w = world({ [A]: 'accept', [B]: 'accept' });
-    engineFor(w, clock).submit(fundedJob({ gpus: 4 }));
+    void engineFor(w, clock).submit(fundedJob({ gpus: 4 }));
     const placed = await w.emitted.waitFor((e) => e.type === 'job.placed', { timeoutMs: 5_000 });
     const nodes = (
       placed.data.allocations as { nodes: { providerId: string; reservationId: string }[] }[]
@@ -129,12 +128,14 @@ describe('placement engine', () => {
     const clock = new FakeClock('2030-01-01T00:00:00Z');
     const w = world({ [A]: 'accept', [B]: 'decline', [C]: 'silent', [D]: 'accept' });
     const engine = engineFor(w, clock);
-    engine.submit(fundedJob({ gpus: 4 }));
+    void engine.submit(fundedJob({ gpus: 4 }));
     // Each round: wait until only the silent edge has not answered, then let its deadline pass.
     const status = () => engine.status('job-1');
+    const expired = new Set<string>();
     const onlySilentLeft = () => {
       const s = status();
-      if (s?.status !== 'reserving' || !s.round) return s?.status === 'placed';
+      if (s?.status !== 'reserving' || !s.round || expired.has(s.round.roundId))
+        return s?.status === 'placed';
       const round = s.round;
       return round.targets.every((t) => round.accepted.includes(t.reservationId) || t.providerId === C);
     };
@@ -143,7 +144,11 @@ describe('placement engine', () => {
         timeoutMs: 2_000,
         description: 'a round waiting only on the silent edge',
       });
-      if (status()?.status === 'reserving') clock.advance(5_000);
+      const round = status()?.round;
+      if (status()?.status === 'reserving' && round) {
+        expired.add(round.roundId); // its deadline passes: the next round is another
+        clock.advance(5_000);
+      }
     }
     const placed = await w.emitted.waitFor((e) => e.type === 'job.placed', { timeoutMs: 5_000 });
     const nodes = (
@@ -162,7 +167,7 @@ describe('placement engine', () => {
     const w = world({ [A]: 'accept', [B]: 'accept' });
     w.setOffered([A]);
     const engine = engineFor(w, clock);
-    engine.submit(fundedJob({ gpus: 4 }));
+    void engine.submit(fundedJob({ gpus: 4 }));
     await waitFor(() => engine.status('job-1')?.status === 'waiting', { timeoutMs: 2_000 });
     expect(w.reserveCalls).toEqual([]);
     w.setOffered([A, B]);
@@ -178,11 +183,12 @@ describe('placement engine', () => {
     let n = 0;
     const engine = new PlacementEngine({
       ports: w.ports,
+      placements: w.placements(),
       clock,
       newId: () => `round-${++n}`,
       onDecision: (d) => decisions.push(d),
     });
-    engine.submit(fundedJob({ gpus: 4 }));
+    void engine.submit(fundedJob({ gpus: 4 }));
     await waitFor(() => engine.status('job-1')?.status === 'waiting', { timeoutMs: 2_000 });
     w.setOffered([A, B]);
     engine.capacityChanged();
@@ -194,7 +200,7 @@ describe('placement engine', () => {
     expect(decisions.every((d) => d.jobId === 'job-1')).toBe(true);
     const of = (decision: string) => decisions.filter((d) => d.decision === decision).map((d) => d.fields);
     expect(of('Queued')[0]).toEqual({ attempt: 1, reason: null });
-    expect(of('WaitingForCapacity')[0]?.['reason']).toMatch(/GPU/);
+    expect(of('ParkedForCapacity')[0]?.['reason']).toMatch(/GPU/);
     expect(of('RoundStarted')[0]).toMatchObject({ roundId: 'round-1', attempt: 1, gpus: 4 });
     expect([...(of('RoundStarted')[0]?.['providers'] as string[])].sort()).toEqual([A, B]);
     expect(of('ReservationDeclined')[0]).toMatchObject({ roundId: 'round-1', providerId: B });
@@ -209,11 +215,12 @@ describe('placement engine', () => {
     w.setOffered([A]);
     const engine = new PlacementEngine({
       ports: w.ports,
+      placements: w.placements(),
       clock,
       newId: () => 'round-1',
       capacitySettleMs: 1_000,
     });
-    engine.submit(fundedJob({ gpus: 4 }));
+    void engine.submit(fundedJob({ gpus: 4 }));
     await waitFor(() => engine.status('job-1')?.status === 'waiting', { timeoutMs: 2_000 });
     return { clock, w, engine, looks: countLooks(w.ports) };
   };
@@ -257,12 +264,13 @@ describe('placement engine', () => {
           return w.ports.findCandidates(query, exclude);
         },
       },
+      placements: w.placements(),
       clock,
       newId: () => 'round-1',
       errorRetryMs: 1_000,
       onError: (e, context) => errors.push(`${context}: ${String(e)}`),
     });
-    engine.submit(fundedJob({ gpus: 4 }));
+    void engine.submit(fundedJob({ gpus: 4 }));
     await waitFor(() => errors.length === 1, { timeoutMs: 2_000, description: 'the first error' });
     clock.advance(999);
     await Promise.resolve();
@@ -285,7 +293,7 @@ describe('placement engine', () => {
   it('no GPU on offer fits → job.queued with the core’s sentence, waiting for capacity', async () => {
     const clock = new FakeClock('2030-01-01T00:00:00Z');
     const w = world({ [A]: 'accept' });
-    engineFor(w, clock).submit(fundedJob({ gpus: 1, gpuClasses: ['MI300X'] }));
+    void engineFor(w, clock).submit(fundedJob({ gpus: 1, gpuClasses: ['MI300X'] }));
     const e = await w.emitted.waitFor((x) => x.type === 'job.queued' && x.data.reason !== null, {
       timeoutMs: 5_000,
     });
@@ -295,11 +303,11 @@ describe('placement engine', () => {
   it('edges keep declining → job.unschedulable (RetriesExhausted) after maxAttempts rounds, nothing held', async () => {
     const clock = new FakeClock('2030-01-01T00:00:00Z');
     const w = world({ [A]: 'decline', [B]: 'decline', [C]: 'decline' }, 1);
-    new PlacementEngine({
+    void new PlacementEngine({
       ports: w.ports,
+      placements: w.placements({ maxAttempts: 2 }),
       clock,
       newId: () => `r-${w.reserveCalls.length}`,
-      maxAttempts: 2,
     }).submit(fundedJob({ gpus: 1 }));
     const e = await w.emitted.waitFor((x) => x.type === 'job.unschedulable', { timeoutMs: 5_000 });
     expect(e.data.code).toBe('RetriesExhausted');
@@ -311,11 +319,38 @@ describe('placement engine', () => {
     const clock = new FakeClock('2030-01-01T00:00:00Z');
     const w = world({ [A]: 'accept', [C]: 'silent' });
     const engine = engineFor(w, clock);
-    engine.submit(fundedJob({ gpus: 4 }));
+    void engine.submit(fundedJob({ gpus: 4 }));
     await waitFor(() => w.reserveCalls.length === 2 && w.holds.size === 1, { timeoutMs: 2_000 });
-    engine.cancel('job-1');
+    await engine.cancel('job-1');
     expect(w.holds.size).toBe(0);
     expect(engine.status('job-1')?.status).toBe('cancelled');
+  });
+
+  it('a round in flight when its placer stopped ends at its deadline on the next one, releasing everything', async () => {
+    const clock = new FakeClock('2030-01-01T00:00:00Z');
+    const w = world({ [A]: 'accept', [C]: 'silent' });
+    const placements = w.placements(); // the job's stream, which outlives the placer
+    const placer = () =>
+      new PlacementEngine({
+        ports: w.ports,
+        placements,
+        clock,
+        newId: () => 'round-1',
+        reservationDeadlineMs: 5_000,
+      });
+    const first = placer();
+    void first.submit(fundedJob({ gpus: 4 }));
+    await waitFor(() => first.status('job-1')?.round?.accepted.length === 1, { timeoutMs: 2_000 });
+    await first.close();
+    const next = placer();
+    await next.submit(fundedJob({ gpus: 4 }));
+    expect(next.status('job-1')?.status).toBe('reserving');
+    expect(w.reserveCalls).toHaveLength(2); // the round is not asked for again
+    clock.advance(5_000);
+    await waitFor(() => next.status('job-1')?.status === 'waiting', { timeoutMs: 2_000 });
+    expect([...w.releases].sort()).toEqual(w.reserveCalls.map((c) => c.request.reservationId).sort());
+    expect(w.holds.size).toBe(0);
+    expect(next.status('job-1')).toMatchObject({ attempt: 1, excluded: [C] });
   });
 
   it('a spec job: every node holds whole ranks and reserves ranks × CPU/memory, the image and the duration', async () => {
@@ -328,7 +363,7 @@ describe('placement engine', () => {
         `    distributed: { framework: torchrun, gpus_per_rank: 2, max_nodes: 2 }`,
       ),
     );
-    engineFor(w, clock).submit(fundedJob({ gpus: 4 }), spec);
+    void engineFor(w, clock).submit(fundedJob({ gpus: 4 }), spec);
     const placed = await w.emitted.waitFor((e) => e.type === 'job.placed', { timeoutMs: 5_000 });
     const [train] = allocationsOf(placed);
     expect(train!.name).toBe('train');
@@ -357,7 +392,7 @@ describe('placement engine', () => {
     const spec = specOf(
       gpuAllocation('train', '{ count: 4 }', `    distributed: { framework: torchrun, max_nodes: 2 }`),
     );
-    engineFor(w, clock).submit(fundedJob({ gpus: 4 }), spec);
+    void engineFor(w, clock).submit(fundedJob({ gpus: 4 }), spec);
     const placed = await w.emitted.waitFor((e) => e.type === 'job.placed', { timeoutMs: 5_000 });
     const nodes = allocationsOf(placed)[0]!.nodes;
     expect(Object.fromEntries(nodes.map((n) => [n.providerId, n.ranks]))).toEqual({ [A]: 2, [B]: 2 });
@@ -370,7 +405,7 @@ describe('placement engine', () => {
     const spec = specOf(
       `${gpuAllocation('trainer', '{ count: 2 }')}\n${gpuAllocation('evaluator', '{ count: 1 }')}`,
     );
-    engineFor(w, clock).submit(fundedJob({ gpus: 3 }), spec);
+    void engineFor(w, clock).submit(fundedJob({ gpus: 3 }), spec);
     const placed = await w.emitted.waitFor((e) => e.type === 'job.placed', { timeoutMs: 5_000 });
     const allocations = allocationsOf(placed);
     expect(allocations.map((a) => [a.name, a.gpuCount]).sort()).toEqual([
@@ -388,7 +423,7 @@ describe('placement engine', () => {
     const spec = specOf(`  cpu:
     execution: { image: alpine, cmd: [sh] }
     resources: { cpu: { cores: 1 }, ram: { size: 1GiB } }`);
-    engineFor(w, clock).submit(fundedJob({ gpus: 1 }), spec);
+    void engineFor(w, clock).submit(fundedJob({ gpus: 1 }), spec);
     const e = await w.emitted.waitFor((x) => x.type === 'job.unschedulable', { timeoutMs: 5_000 });
     expect(e.data).toMatchObject({
       code: 'UnschedulableAndUnresolvable',
@@ -407,7 +442,7 @@ describe('placement engine', () => {
       ...spec,
       nodes: [{ name: 'all', allocations: names, peer: null, location: { accept: [], reject: [] } }],
     };
-    engineFor(w, clock).submit(fundedJob({ gpus: 40 }), together);
+    void engineFor(w, clock).submit(fundedJob({ gpus: 40 }), together);
     const e = await w.emitted.waitFor((x) => x.type === 'job.unschedulable', { timeoutMs: 5_000 });
     expect(JobUnschedulable.schema.safeParse(e.data).success).toBe(true);
     expect(e.data.message).toMatch(/^node 'all' puts allocations/);
@@ -417,7 +452,7 @@ describe('placement engine', () => {
     const clock = new FakeClock('2030-01-01T00:00:00Z');
     const w = world({ [A]: 'accept' });
     const engine = engineFor(w, clock, 60_000);
-    engine.submit(fundedJob({ gpus: 4 }));
+    void engine.submit(fundedJob({ gpus: 4 }));
     await waitFor(() => engine.status('job-1')?.status === 'waiting', { timeoutMs: 2_000 });
     clock.advance(59_999);
     expect(engine.status('job-1')?.status).toBe('waiting');
@@ -435,7 +470,7 @@ describe('placement engine', () => {
     const clock = new FakeClock('2030-01-01T01:00:00Z');
     const w = world({ [A]: 'accept' });
     const engine = engineFor(w, clock, 3_600_000);
-    engine.submit(fundedJob({ gpus: 4 }), null, new Date('2030-01-01T00:30:00Z'));
+    void engine.submit(fundedJob({ gpus: 4 }), null, { queuedSince: new Date('2030-01-01T00:30:00Z') });
     await waitFor(() => engine.status('job-1')?.status === 'waiting', { timeoutMs: 2_000 });
     clock.advance(30 * 60_000);
     await w.emitted.waitFor((x) => x.type === 'job.unschedulable', { timeoutMs: 5_000 });
@@ -445,10 +480,10 @@ describe('placement engine', () => {
     const clock = new FakeClock('2030-01-01T00:00:00Z');
     const w = world({ [A]: 'accept' }, 2);
     const engine = engineFor(w, clock);
-    engine.submit(fundedJob({ jobId: 'job-1', gpus: 2 }));
+    void engine.submit(fundedJob({ jobId: 'job-1', gpus: 2 }));
     await w.emitted.waitFor((e) => e.type === 'job.placed', { timeoutMs: 5_000 });
     // Discovery still offers A's GPUs (it has not heard of the reservation): never offered twice.
-    engine.submit(fundedJob({ jobId: 'job-2', gpus: 2 }));
+    void engine.submit(fundedJob({ jobId: 'job-2', gpus: 2 }));
     await waitFor(() => engine.status('job-2')?.status === 'waiting', { timeoutMs: 2_000 });
     const gpus = w.reserveCalls[0]!.request.gpuUuids;
     engine.reservationsChanged(A, gpus); // A still holds them

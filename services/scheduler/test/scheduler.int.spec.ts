@@ -1,6 +1,5 @@
-import 'reflect-metadata';
+import { Writable } from 'node:stream';
 import {
-  buildEnvelope,
   type CandidateProvider,
   type Envelope,
   FindCandidates,
@@ -12,13 +11,17 @@ import {
   ProviderReservationsChanged,
   type InputOf,
   type MessageDefinition,
+  originOf,
   type PayloadOf,
   prefixSubject,
   ReleaseOnEdge,
   ReserveOnEdge,
+  streamIdOf,
 } from '@gpunet/contracts';
 import { parseEnsembleSpecOrThrow } from '@gpunet/ensemble-spec';
-import { serveQuery } from '@gpunet/eventing';
+import { EVENTING, type EventingRuntime, serveQuery } from '@gpunet/eventing';
+import { type RunningService, runService } from '@gpunet/service-runtime';
+import { createLogger } from '@gpunet/telemetry';
 import {
   EventCollector,
   FakeClock,
@@ -29,14 +32,29 @@ import {
   waitFor,
 } from '@gpunet/testing';
 import type { Msg, Subscription } from '@nats-io/nats-core';
-import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCHEDULER_RUNTIME, SchedulerModule, type SchedulerRuntime } from '../src/app/scheduler.module';
+import type { PlacementEngine } from '../src/app/placement.engine';
+import type { PlacerLeadership } from '../src/app/placer-leadership.service';
+import { SchedulerModule } from '../src/app/scheduler.module';
+import { OPEN_JOBS, PLACEMENT_ENGINE, PLACER_LEADERSHIP } from '../src/app/scheduler.tokens';
+import type { OpenJobsRepository } from '../src/infra/open-jobs.repository';
 import { candidate, edgeId, fundedJob, submittedV1 } from './support/fixtures';
 
 type Behaviour = 'accept' | 'decline' | 'silent';
+
+/** One scheduler replica, booted as in production, and the providers the tests look into. */
+interface Replica {
+  readonly service: RunningService;
+  readonly eventing: EventingRuntime;
+  readonly engine: PlacementEngine;
+  readonly leadership: PlacerLeadership;
+  readonly openJobs: OpenJobsRepository;
+}
+
+const silent = createLogger({
+  service: 'scheduler',
+  destination: new Writable({ write: (_chunk, _encoding, done) => done() }),
+});
 
 /**
  * The scheduler against real NATS and Postgres: discovery's candidate query and four provider edges
@@ -47,8 +65,7 @@ type Behaviour = 'accept' | 'decline' | 'silent';
 describe('scheduler (NATS + Postgres)', () => {
   let pg: PostgresTestSchema;
   let nats: NatsTestContext;
-  let app: INestApplicationContext;
-  let runtime: SchedulerRuntime;
+  let runtime: Replica;
   const clock = new FakeClock('2030-01-01T00:00:00Z');
   const errors: string[] = [];
   const events = new EventCollector<Envelope>('scheduler events');
@@ -106,9 +123,18 @@ describe('scheduler (NATS + Postgres)', () => {
     );
   };
 
+  /** The chain a test message of `def` about `jobId` starts: its own per message type. */
+  const chainOf = (def: MessageDefinition, jobId: string) => `${def.type}:${jobId}`;
+
+  /** Publishes `data` about a job as the service owning `def` would, starting a chain of its own. */
   const publish = async <D extends MessageDefinition>(def: D, data: InputOf<D>, jobId: string) => {
-    const envelope = buildEnvelope(def, data, { streamId: `job-${jobId}` });
-    await runtime.nats.js.publish(def.subject(undefined, nats.prefix), JSON.stringify(envelope), {
+    const envelope = runtime.eventing.envelopes.message(
+      def,
+      data,
+      streamIdOf('job', jobId),
+      originOf(chainOf(def, jobId)),
+    );
+    await runtime.eventing.nats.js.publish(def.subject(undefined, nats.prefix), JSON.stringify(envelope), {
       msgID: envelope.eventId,
     });
   };
@@ -122,10 +148,12 @@ describe('scheduler (NATS + Postgres)', () => {
   /** Lets deadlines pass whenever a round of `jobId` waits only on silent edges, until `done`. */
   const driveRounds = async (jobId: string, done: () => boolean) => {
     const status = () => runtime.engine.status(jobId);
+    const expired = new Set<string>();
     const onlySilentLeft = () => {
       const s = status();
       if (done()) return true;
-      if (s?.status !== 'reserving' || !s.round) return s?.status === 'waiting';
+      if (s?.status !== 'reserving' || !s.round || expired.has(s.round.roundId))
+        return s?.status === 'waiting';
       const round = s.round;
       return round.targets.every(
         (t) => round.accepted.includes(t.reservationId) || behaviour.get(t.providerId) === 'silent',
@@ -136,39 +164,51 @@ describe('scheduler (NATS + Postgres)', () => {
         timeoutMs: 10_000,
         description: `a round of ${jobId} waiting only on silent edges`,
       });
-      if (status()?.status === 'reserving') clock.advance(2_000);
+      const round = status()?.round;
+      if (status()?.status === 'reserving' && round) {
+        expired.add(round.roundId); // its deadline passes: the next round is another
+        clock.advance(2_000);
+      }
     }
   };
 
-  const createApp = () =>
-    NestFactory.createApplicationContext(
-      SchedulerModule.forRoot({
-        config: {
-          databaseUrl: pg.connectionString,
-          schema: pg.schema,
-          natsUrl: String(nats.servers),
-          prefix: nats.prefix,
-          reservationDeadlineMs: 2_000,
-          holdMs: 300_000,
-          maxAttempts: 5,
-        },
-        clock,
-        metrics: new Registry(),
-        onError: (e, c) => errors.push(`${c}: ${String(e)}`),
-      }),
-      { logger: false, abortOnError: false },
-    );
-
-  const startApp = async () => {
-    app = await createApp();
-    await app.init();
-    runtime = app.get<SchedulerRuntime>(SCHEDULER_RUNTIME);
+  /** A replica booted with `runService`, the production boot. */
+  const startReplica = async (): Promise<Replica> => {
+    const service = await runService({
+      name: 'scheduler',
+      module: ({ metrics }) =>
+        SchedulerModule.forRoot({
+          config: {
+            databaseUrl: pg.connectionString,
+            schema: pg.schema,
+            natsUrl: String(nats.servers),
+            natsSeed: null,
+            prefix: nats.prefix,
+            reservationDeadlineMs: 2_000,
+            holdMs: 300_000,
+            maxAttempts: 5,
+          },
+          clock,
+          metrics,
+          onError: (e, c) => errors.push(`${c}: ${String(e)}`),
+        }),
+      handleSignals: false,
+      env: {},
+      logger: silent,
+    });
+    return {
+      service,
+      eventing: service.app.get<EventingRuntime>(EVENTING),
+      engine: service.app.get<PlacementEngine>(PLACEMENT_ENGINE),
+      leadership: service.app.get<PlacerLeadership>(PLACER_LEADERSHIP),
+      openJobs: service.app.get<OpenJobsRepository>(OPEN_JOBS),
+    };
   };
 
   beforeAll(async () => {
     pg = await usePostgres({ label: 'scheduler' });
     nats = await useNats({ label: 'scheduler' });
-    await startApp();
+    runtime = await startReplica();
     // Discovery's candidate query: every test edge not excluded, with its free GPUs.
     subscriptions.push(
       serveQuery(
@@ -194,7 +234,7 @@ describe('scheduler (NATS + Postgres)', () => {
 
   afterAll(async () => {
     for (const s of subscriptions) s.unsubscribe();
-    await app?.close();
+    await runtime?.service.close();
     await nats?.cleanup();
     await pg?.drop();
   });
@@ -226,9 +266,20 @@ describe('scheduler (NATS + Postgres)', () => {
     });
     expect([...holds.keys()].sort()).toEqual(nodes.map((n) => n.reservationId).sort());
     // The job's own stream has its history: queued, (requeued), placed.
-    const history = await runtime.store.readStream('job-job-int-1');
-    expect(history.map((e) => e.type)).toContain('job.placed');
-    expect(await runtime.openJobs()).not.toContain('job-int-1');
+    // The job's own stream has its history: the decisions and what was announced of them, caused
+    // by the funding (its chain carried on) or by the commands that followed.
+    const history = await runtime.eventing.store.readStream(streamIdOf('job', 'job-int-1'));
+    expect(history.map((e) => e.type)).toEqual(expect.arrayContaining(['Queued', 'RoundStarted', 'Placed']));
+    const announced = history.filter((e) => e.type.startsWith('job.')).map((e) => e.type);
+    expect(announced.at(-1)).toBe('job.placed');
+    expect(announced.slice(0, -1).every((type) => type === 'job.queued')).toBe(true);
+    // Funded after its submission: the funding's chain, its first decision caused by the funding.
+    const funding = chainOf(JobFunded, 'job-int-1');
+    expect(new Set(history.map((e) => e.correlationId))).toEqual(new Set([funding]));
+    expect(history[0]!.causationId).not.toBe(funding);
+    expect(history.every((e) => e.causationId !== null)).toBe(true);
+    expect(placed.correlationId).toBe(funding);
+    expect(await runtime.openJobs.openJobIds()).not.toContain('job-int-1');
     for (const id of [a, b, c, d]) behaviour.set(id, 'decline'); // retire the edges for the next test
     for (const id of [a, b, c, d]) gpus.set(id, 0);
   });
@@ -257,37 +308,41 @@ describe('scheduler (NATS + Postgres)', () => {
       description: "edge E's accepted reservation released",
     });
     expect(runtime.engine.status('job-int-2')?.status).toBe('waiting');
-    expect(await runtime.openJobs()).toEqual(['job-int-2']);
+    expect(await runtime.openJobs.openJobIds()).toEqual(['job-int-2']);
   });
 
-  it('a restarted scheduler queues again the jobs still owed a decision, and only those', async () => {
-    await app.close();
-    await startApp();
-    expect(runtime.engine.status('job-int-2')).toBeDefined();
+  it('a restarted scheduler goes on with the jobs still owed a decision, and only those, from their streams', async () => {
+    const before = runtime.engine.status('job-int-2');
+    await runtime.service.close();
+    runtime = await startReplica();
+    // The waiting job's history survived: the same attempt, the providers it left out.
+    expect(runtime.engine.status('job-int-2')).toEqual(before);
     expect(runtime.engine.status('job-int-1')).toBeUndefined();
   });
 
   it('a second replica stands by (consumes and places nothing) and takes over when the active one goes', async () => {
-    expect(runtime.isActive()).toBe(true);
-    const standbyApp = await createApp();
-    await standbyApp.init();
-    const standby = standbyApp.get<SchedulerRuntime>(SCHEDULER_RUNTIME);
+    expect(runtime.leadership.isLeading()).toBe(true);
+    expect(runtime.service.transport?.consuming).toBe(true);
+    const standby = await startReplica();
     try {
-      expect(standby.isActive()).toBe(false);
+      expect(standby.leadership.isLeading()).toBe(false);
+      expect(standby.service.transport?.consuming).toBe(false);
       expect(standby.engine.status('job-int-2')).toBeUndefined();
-      await app.close();
+      await runtime.service.close();
       // The standby retries on its (fake) clock; the lock went with the closed replica's connection.
       await waitFor(
         () => {
           clock.advance(5_000);
-          // It holds the lease first, then queues the open jobs it read (asynchronously).
-          return standby.isActive() && standby.engine.status('job-int-2') !== undefined;
+          // It goes on with the open jobs it read first, then leads.
+          return standby.leadership.isLeading() && standby.engine.status('job-int-2') !== undefined;
         },
         { timeoutMs: 10_000, description: 'the standby takes the placer lease and queues the open job' },
       );
-      expect(standby.isActive()).toBe(true);
+      await waitFor(() => standby.service.transport?.consuming, {
+        timeoutMs: 10_000,
+        description: 'the new leader consumes',
+      });
     } finally {
-      app = standbyApp;
       runtime = standby;
     }
   });
@@ -362,12 +417,13 @@ allocations:
     // The first job ends: its edge drops the reservation and discovery announces it.
     holds.delete(node!.reservationId);
     heldGpus.delete(node!.reservationId);
-    const changed = buildEnvelope(
+    const changed = runtime.eventing.envelopes.message(
       ProviderReservationsChanged,
       { providerId: node!.providerId, sequence: 1, at: clock.now().toISOString(), reservations: [] },
-      { streamId: node!.providerId },
+      streamIdOf('provider', node!.providerId),
+      originOf(`reservations-of-${node!.providerId}`),
     );
-    await runtime.nats.js.publish(
+    await runtime.eventing.nats.js.publish(
       ProviderReservationsChanged.subject(undefined, nats.prefix),
       JSON.stringify(changed),
       { msgID: changed.eventId },
@@ -378,7 +434,11 @@ allocations:
     );
     const nodes = (placed.data as PayloadOf<typeof JobPlaced>).allocations.flatMap((a) => a.nodes);
     expect(nodes.map((n) => n.providerId)).toEqual([node!.providerId]);
-    expect(await runtime.openJobs()).toEqual([]);
+    // Funded before its submission: still the funding's chain on everything said of the job.
+    const third = events.items.filter((e) => (e.data as { jobId: string }).jobId === 'job-int-3c');
+    expect(third.length).toBeGreaterThan(0);
+    expect(third.every((e) => e.correlationId === chainOf(JobFunded, 'job-int-3c'))).toBe(true);
+    expect(await runtime.openJobs.openJobIds()).toEqual([]);
   });
 
   it('a job queued longer than the maximum wait → job.unschedulable with the last reasons, no longer owed', async () => {
@@ -398,7 +458,7 @@ allocations:
       timeoutMs: 10_000,
       description: 'job-int-4 waiting for 8 GPUs on one node',
     });
-    expect(await runtime.openJobs()).toEqual(['job-int-4']);
+    expect(await runtime.openJobs.openJobIds()).toEqual(['job-int-4']);
     clock.advance(3_600_000); // the default maximum wait
     const e = await events.waitFor(
       (x) => x.type === 'job.unschedulable' && (x.data as { jobId: string }).jobId === 'job-int-4',
@@ -408,7 +468,7 @@ allocations:
     expect(data.code).toBe('Unschedulable');
     expect(data.message).toMatch(/^queued longer than the maximum wait of 1 h; last: 8 GPUs asked/);
     expect(data.reasons.length).toBeGreaterThan(0);
-    await waitFor(async () => (await runtime.openJobs()).length === 0, {
+    await waitFor(async () => (await runtime.openJobs.openJobIds()).length === 0, {
       timeoutMs: 10_000,
       description: 'job-int-4 no longer owed a decision',
     });

@@ -90,6 +90,8 @@ export class JetStreamTransport extends Server implements CustomTransportStrateg
   private consumers: DurableConsumer[] = [];
   private subscriptions: Subscription[] = [];
   private started = false;
+  /** The consumers exist (`listen` built them). */
+  private listening = false;
 
   constructor(
     private readonly eventing: EventingRuntime,
@@ -193,17 +195,25 @@ export class JetStreamTransport extends Server implements CustomTransportStrateg
       for (const plan of this.queries.values()) this.serve(plan);
       // Subscriptions and queries exist on the server once listen returns.
       await this.eventing.nats.nc.flush();
-      if (this.options.autoStart ?? this.eventing.options.consumeAtStart ?? true) await this.start();
+      // A `start()` before now (a lease taken in a bootstrap hook) found no consumers yet: honour it.
+      const wanted = this.started || (this.options.autoStart ?? this.eventing.options.consumeAtStart ?? true);
+      this.listening = true;
+      this.started = false;
+      if (wanted) await this.start();
       callback();
     } catch (error) {
       callback(error);
     }
   }
 
-  /** Starts every durable consumer (idempotent): for a service that consumes only while it leads. */
+  /**
+   * Starts every durable consumer (idempotent): for a service that consumes only while it leads.
+   * Called before `listen` (from a bootstrap hook), the consumers start as soon as they exist.
+   */
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
+    if (!this.listening) return;
     for (const consumer of this.consumers) await consumer.start();
   }
 
@@ -219,7 +229,7 @@ export class JetStreamTransport extends Server implements CustomTransportStrateg
 
   /** Whether the consumers run. */
   get consuming(): boolean {
-    return this.started;
+    return this.started && this.listening;
   }
 
   async close(): Promise<void> {

@@ -1,13 +1,12 @@
-import {
-  type CandidateProvider,
-  type Clock,
-  JobPlaced,
-  JobQueued,
-  JobUnschedulable,
-  type MessageDefinition,
-  type PayloadOf,
-  type ReserveOnEdge,
-  type ReservationReply,
+import type {
+  CandidateProvider,
+  Causation,
+  Clock,
+  PayloadOf,
+  PlacedAllocation,
+  ReleaseOnEdge,
+  ReservationReply,
+  ReserveOnEdge,
 } from '@gpunet/contracts';
 import type { NormalizedSpec } from '@gpunet/ensemble-spec';
 import {
@@ -22,10 +21,11 @@ import {
 } from '@gpunet/scheduling';
 import { discoveryOfferFilter } from '../domain/discovery-offer.filter';
 import { emptyQueue, enqueue, type FairQueue, markReady, park, remove, takeNext } from '../domain/fair-queue';
+import type { AnnouncedJob } from '../domain/job-placement.announcements';
 import {
+  initialJobPlacementState,
   type JobPlacementCommand,
   type JobPlacementEvent,
-  jobPlacementDecider,
   type JobPlacementState,
   type ReservationTarget,
 } from '../domain/job-placement.decider';
@@ -46,37 +46,67 @@ export interface SchedulerClock extends Clock {
 
 export type ReserveRequest = PayloadOf<typeof ReserveOnEdge>;
 
-/** What the engine needs from the world: discovery, the edges, the event store. */
+/** A release of one reservation of a job. */
+export type ReleaseRequest = PayloadOf<typeof ReleaseOnEdge> & { readonly jobId: string };
+
+/** What the engine needs from the world: discovery and the edges. */
 export interface PlacementPorts {
   /** Every page of discovery's answer to one allocation's query. */
   findCandidates(
     query: CandidateQuery,
     excludeProviders: readonly string[],
   ): Promise<readonly CandidateProvider[]>;
-  /** Resolves with the edge's answer; rejects when it cannot be reached or does not answer in `timeoutMs`. */
-  reserve(edgeId: string, request: ReserveRequest, timeoutMs: number): Promise<ReservationReply>;
+  /**
+   * Resolves with the edge's answer; rejects when it cannot be reached or does not answer in
+   * `timeoutMs`. `cause`: the decision that started the round.
+   */
+  reserve(
+    edgeId: string,
+    request: ReserveRequest,
+    cause: Causation,
+    timeoutMs: number,
+  ): Promise<ReservationReply>;
   /** Idempotent on the edge (an unknown reservation counts as released). */
-  release(edgeId: string, reservationId: string, reason: string): Promise<void>;
-  /** Appends a wire event of the job's stream (event store + outbox). */
-  emit(jobId: string, def: MessageDefinition, data: unknown): Promise<void>;
+  release(edgeId: string, request: ReleaseRequest, cause: Causation): Promise<void>;
+}
+
+/** A placement command, or one built from the job's state as its stream has it (null: none). */
+export type PlacementCommandInput =
+  JobPlacementCommand | ((state: JobPlacementState) => JobPlacementCommand | null);
+
+/** One committed decision on a job: its events, each with the causation of what it asks for. */
+export interface DecidedPlacement {
+  readonly events: readonly { readonly event: JobPlacementEvent; readonly cause: Causation }[];
+  /** The job's state after the decision (as loaded when nothing was decided). */
+  readonly state: JobPlacementState;
+}
+
+/**
+ * The job placement aggregate's write path: decides `command` on the job's stream and commits the
+ * events with their announcements. `cause`: the message that caused it; default the stream's own
+ * correlation, caused by the command.
+ */
+export interface JobPlacements {
+  decide(job: AnnouncedJob, command: PlacementCommandInput, cause?: Causation): Promise<DecidedPlacement>;
 }
 
 export interface PlacementEngineOptions {
   readonly ports: PlacementPorts;
+  readonly placements: JobPlacements;
   readonly clock: SchedulerClock;
   readonly newId: () => string;
   /** How long every chosen edge has to accept. Default 5 s. */
   readonly reservationDeadlineMs?: number;
   /** How long an accepted reservation is held for execution to start the job. Default 5 min. */
   readonly holdMs?: number;
-  readonly maxAttempts?: number;
   /** A job queued this long without a placement is unschedulable (`Unschedulable`). Default 1 h. */
   readonly maxWaitMs?: number;
   /** Attempts to send one release before giving up (the edge's hold lapses at `holdUntil` anyway). */
   readonly releaseAttempts?: number;
   /**
-   * After an attempt that failed with an error (discovery did not answer, …), the job tries again
-   * this long later, doubling per consecutive error up to a minute. Default 2 s.
+   * After an attempt that failed with an error (discovery did not answer, a decision did not
+   * commit, …), the job tries again this long later, doubling per consecutive error up to a
+   * minute. Default 2 s.
    */
   readonly errorRetryMs?: number;
   /**
@@ -88,10 +118,18 @@ export interface PlacementEngineOptions {
   readonly capacitySettleMs?: number;
   readonly onError?: (error: unknown, context: string) => void;
   /**
-   * Told every decision as it is made (queued, waiting and why, a round started or aborted, placed,
-   * unschedulable, cancelled): the service logs them, so that a job that waits says why.
+   * Told every decision once it is committed (queued, parked and why, a round started or aborted,
+   * placed, unschedulable, cancelled): the service logs them, so that a job that waits says why.
    */
   readonly onDecision?: (decision: PlacementDecision) => void;
+}
+
+/** How a known job enters the engine (`submit`). */
+export interface SubmitOptions {
+  /** When it first entered a queue: its maximum wait runs from then (a restart keeps it). Default now. */
+  readonly queuedSince?: Date;
+  /** The message that made it known (its funding, or its spec arriving second). */
+  readonly cause?: Causation;
 }
 
 /** One decision of the engine about one job, in words and fields for a log line. */
@@ -106,7 +144,7 @@ export const decisionFields = (event: JobPlacementEvent): Readonly<Record<string
   switch (event.type) {
     case 'Queued':
       return { attempt: event.data.attempt, reason: event.data.reason };
-    case 'WaitingForCapacity':
+    case 'ParkedForCapacity':
       return { reason: event.data.message };
     case 'RoundStarted':
       return {
@@ -135,7 +173,7 @@ export const decisionFields = (event: JobPlacementEvent): Readonly<Record<string
       };
     case 'Placed':
       return { roundId: event.data.roundId };
-    case 'Unschedulable':
+    case 'DeclaredUnschedulable':
       return { code: event.data.code, reason: event.data.message };
     case 'LateReservationReleased':
       return { roundId: event.data.roundId, reservationId: event.data.release.reservationId };
@@ -148,33 +186,45 @@ export const decisionFields = (event: JobPlacementEvent): Readonly<Record<string
 /** The longest wait before a job whose attempts keep failing with errors tries again. */
 const MAX_ERROR_RETRY_MS = 60_000;
 
+const NO_DECISION: DecidedPlacement['events'] = [];
+
+/** Whether the job waits for a round (queued, or parked for capacity). */
+const awaitsRound = (state: JobPlacementState): boolean =>
+  state.status === 'queued' || state.status === 'waiting';
+
 interface JobEntry {
   readonly job: FundedJob;
+  readonly announced: AnnouncedJob;
   readonly plan: PlanResult;
+  /** The job's state as its last committed decision left it. */
   state: JobPlacementState;
+  /** This job's decisions, one after another in the order they were asked for. */
+  decisions: Promise<unknown>;
 }
 
 /**
  * The scheduler's loop: a fair queue of funded jobs; for the next ready job it asks discovery for
  * candidates (leaving out providers that declined or stayed silent before), runs the placement core,
- * then reserves on every chosen edge concurrently with a deadline. The decider turns answers into
- * placed / released-and-requeued / unschedulable; this class only carries out its events. Jobs the
- * core cannot place now are parked until a capacity event (`capacityChanged`, and once more shortly
- * after it), never polled; a job whose attempt failed with an error tries again after a backoff.
+ * then reserves on every chosen edge concurrently with a deadline. Every decision about a job goes
+ * through its stream (`JobPlacements`: the decider's events and their announcements, committed
+ * together); what a committed decision asks of the world — reservations, releases, timers, the GPUs
+ * held, the queue — this class does (`act`). Jobs the core cannot place now are parked until a
+ * capacity event (`capacityChanged`, and once more shortly after it), never polled; a job whose
+ * attempt failed with an error tries again after a backoff.
  */
 export class PlacementEngine {
   private readonly jobs = new Map<string, JobEntry>();
   private queue: FairQueue = emptyQueue;
   /** Counts capacity events, so that an attempt knows whether one came while it ran. */
   private capacityEpoch = 0;
-  private pumping = false;
+  private draining = false;
   private active = true;
-  private readonly decider;
+  /** Closed: decides nothing more (the application is shutting down). */
+  private closed = false;
   /** GPUs of rounds in flight and placed jobs discovery may not know of yet: never offered twice. */
   private readonly held = new Map<string, string>();
   /** The provider of every held GPU (GPU uuid → provider id). */
   private readonly heldOn = new Map<string, string>();
-  private emits: Promise<void> = Promise.resolve();
   private readonly deadlineMs: number;
   private readonly holdMs: number;
   private readonly maxWaitMs: number;
@@ -188,7 +238,6 @@ export class PlacementEngine {
   private readonly onError: (error: unknown, context: string) => void;
 
   constructor(private readonly options: PlacementEngineOptions) {
-    this.decider = jobPlacementDecider({ maxAttempts: options.maxAttempts ?? 5 });
     this.deadlineMs = options.reservationDeadlineMs ?? 5_000;
     this.holdMs = options.holdMs ?? 300_000;
     this.maxWaitMs = options.maxWaitMs ?? 3_600_000;
@@ -199,20 +248,27 @@ export class PlacementEngine {
   }
 
   /**
-   * A funded job whose spec is known enters the queue (idempotent per job id). `spec` null: a v1
-   * job, placed from its terms. `queuedSince`: when it first entered a queue (a restart keeps its
-   * maximum wait running from then); default now.
+   * A funded job whose spec is known enters the engine (idempotent per job id). `spec` null: a v1
+   * job, placed from its terms. A new job is queued; a job its stream already knows (a restart, a
+   * failover) goes on from where its stream left it. Resolves once that is decided.
    */
-  submit(job: FundedJob, spec: NormalizedSpec | null = null, queuedSince?: Date): void {
-    if (this.jobs.has(job.jobId)) return;
-    this.jobs.set(job.jobId, { job, plan: planFor(job, spec), state: this.decider.initialState });
-    this.apply(job.jobId, { type: 'Queue', jobId: job.jobId, tenantId: job.tenantId, at: this.now() });
-    const since = (queuedSince ?? this.options.clock.now()).getTime();
-    const left = Math.max(0, since + this.maxWaitMs - this.options.clock.now().getTime());
+  submit(job: FundedJob, spec: NormalizedSpec | null = null, options: SubmitOptions = {}): Promise<void> {
+    if (this.jobs.has(job.jobId)) return Promise.resolve();
+    const entry: JobEntry = {
+      job,
+      announced: { jobId: job.jobId, tenantId: job.tenantId, asset: job.asset },
+      plan: planFor(job, spec),
+      state: initialJobPlacementState,
+      decisions: Promise.resolve(),
+    };
+    this.jobs.set(job.jobId, entry);
+    const now = this.options.clock.now();
+    const since = options.queuedSince ?? now;
     this.options.clock.setTimeout(
-      () => this.apply(job.jobId, { type: 'MaxWaitPassed', maxWaitMs: this.maxWaitMs, at: this.now() }),
-      left,
+      () => this.decideLater(entry, { type: 'ExpireWait', maxWaitMs: this.maxWaitMs, at: this.now() }),
+      Math.max(0, since.getTime() + this.maxWaitMs - now.getTime()),
     );
+    return this.enter(entry, options.cause);
   }
 
   /**
@@ -227,12 +283,6 @@ export class PlacementEngine {
       this.settling = false;
       this.wakeParked();
     }, this.capacitySettleMs);
-  }
-
-  private wakeParked(): void {
-    this.capacityEpoch++;
-    this.queue = markReady(this.queue);
-    this.kick();
   }
 
   /**
@@ -251,127 +301,177 @@ export class PlacementEngine {
     }
   }
 
-  cancel(jobId: string): void {
-    if (!this.jobs.has(jobId)) return;
-    this.apply(jobId, { type: 'Cancel', at: this.now() });
+  /** The job was cancelled (`cause`: the cancellation): what it holds is released. */
+  cancel(jobId: string, cause?: Causation): Promise<void> {
+    const entry = this.jobs.get(jobId);
+    if (!entry) return Promise.resolve();
+    const at = this.now();
+    return this.decide(
+      entry,
+      (state) => (state.status === 'new' ? null : { type: 'Cancel', at }),
+      cause,
+    ).then(
+      () => undefined,
+      (error: unknown) => this.onError(error, `cancel ${jobId}`),
+    );
   }
 
   /** Only an active engine starts rounds (the replica holding the placer lease). */
   setActive(active: boolean): void {
     this.active = active;
-    if (active) this.kick();
+    if (active) this.wake();
   }
 
   status(jobId: string): JobPlacementState | undefined {
     return this.jobs.get(jobId)?.state;
   }
 
-  /** Resolves when every event decided so far has been appended. */
-  flushed(): Promise<void> {
-    return this.emits;
+  /** Resolves when every decision asked for so far has been committed (or has failed). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.jobs.values()].map((e) => e.decisions));
+  }
+
+  /** Starts no round and decides nothing more; resolves once the decisions in flight have settled. */
+  async close(): Promise<void> {
+    this.active = false;
+    this.closed = true;
+    await this.settled();
   }
 
   private now(): string {
     return this.options.clock.now().toISOString();
   }
 
-  private apply(jobId: string, command: JobPlacementCommand): void {
-    const entry = this.jobs.get(jobId);
-    if (!entry) return;
-    const events = this.decider.decide(command, entry.state);
-    for (const event of events) {
-      entry.state = this.decider.evolve(entry.state, event);
-      this.carryOut(entry, event);
-      this.options.onDecision?.({ jobId, decision: event.type, fields: decisionFields(event) });
+  /** Queues a new job, or goes on with one its stream knows; a decision that fails is tried again. */
+  private enter(entry: JobEntry, cause: Causation | undefined, failures = 0): Promise<void> {
+    const { job } = entry;
+    const at = this.now();
+    return this.decide(
+      entry,
+      (state) =>
+        state.status === 'new' ? { type: 'Queue', jobId: job.jobId, tenantId: job.tenantId, at } : null,
+      cause,
+    ).then(
+      ({ events }) => {
+        if (events.length === 0) this.resume(entry);
+      },
+      (error: unknown) => {
+        this.onError(error, `queue ${job.jobId}`);
+        this.options.clock.setTimeout(
+          () => void this.enter(entry, cause, failures + 1),
+          Math.min(this.errorRetryMs * 2 ** failures, MAX_ERROR_RETRY_MS),
+        );
+      },
+    );
+  }
+
+  /**
+   * A job whose stream already had decisions goes on from there. A round in flight when the last
+   * placer stopped gets its answers no more (they went to that placer): its deadline ends it, which
+   * releases every reservation and queues the job again.
+   */
+  private resume(entry: JobEntry): void {
+    const { state, job } = entry;
+    if (this.closed) return;
+    if (awaitsRound(state)) {
+      // Ready either way: capacity may have changed while no placer ran.
+      this.queue = enqueue(this.queue, job.jobId, job.tenantId);
+      this.wake();
+    } else if (state.status === 'reserving' && state.round) {
+      this.hold(job.jobId, state.round.allocations);
+      this.armDeadline(entry, state.round.roundId, state.round.deadline);
     }
   }
 
-  private carryOut(entry: JobEntry, event: JobPlacementEvent): void {
+  /**
+   * Decides `command` on the job's stream once its earlier decisions are done, then acts on what
+   * was committed. Rejects when the decision fails (nothing of it was kept).
+   */
+  private decide(
+    entry: JobEntry,
+    command: PlacementCommandInput,
+    cause?: Causation,
+  ): Promise<DecidedPlacement> {
+    const { jobId } = entry.job;
+    const decision = entry.decisions.then(async (): Promise<DecidedPlacement> => {
+      if (this.closed) return { events: NO_DECISION, state: entry.state };
+      const decided = await this.options.placements.decide(entry.announced, command, cause);
+      entry.state = decided.state;
+      for (const { event, cause: caused } of decided.events) {
+        this.act(entry, event, caused);
+        this.options.onDecision?.({ jobId, decision: event.type, fields: decisionFields(event) });
+      }
+      return decided;
+    });
+    entry.decisions = decision.catch(() => undefined);
+    return decision;
+  }
+
+  /** A decision a timer or an answer asks for: its failure is reported. */
+  private decideLater(entry: JobEntry, command: JobPlacementCommand): void {
+    this.decide(entry, command).catch((error: unknown) =>
+      this.onError(error, `${command.type} of ${entry.job.jobId}`),
+    );
+  }
+
+  /** What a committed event asks of the world: the queue, held GPUs, reservations, releases, timers. */
+  private act(entry: JobEntry, event: JobPlacementEvent, cause: Causation): void {
     const { job } = entry;
     switch (event.type) {
       case 'Queued':
-        this.emit(job.jobId, JobQueued, {
-          jobId: job.jobId,
-          tenantId: job.tenantId,
-          attempt: event.data.attempt,
-          reason: event.data.reason,
-          at: event.data.at,
-        });
         this.queue = enqueue(this.queue, job.jobId, job.tenantId);
-        this.kick();
+        this.wake();
         return;
-      case 'WaitingForCapacity':
-        this.emit(job.jobId, JobQueued, {
-          jobId: job.jobId,
-          tenantId: job.tenantId,
-          attempt: Math.max(1, entry.state.attempt),
-          reason: event.data.message.slice(0, 1024),
-          at: event.data.at,
-        });
+      case 'ParkedForCapacity':
         this.queue = park(enqueue(this.queue, job.jobId, job.tenantId), job.jobId);
         return;
       case 'RoundStarted':
-        for (const a of event.data.allocations)
-          for (const n of a.nodes)
-            for (const g of n.gpuUuids) {
-              this.held.set(g, job.jobId);
-              this.heldOn.set(g, n.providerId);
-            }
+        this.hold(job.jobId, event.data.allocations);
+        this.armDeadline(entry, event.data.roundId, event.data.deadline);
+        this.reserve(entry, event.data, cause);
         return;
       case 'RoundAborted':
         this.unhold(job.jobId);
         this.releaseAll(
+          job.jobId,
           event.data.release,
           `reservation round ${event.data.roundId} aborted: ${event.data.cause}`,
+          cause,
         );
         return;
-      case 'Placed': {
-        const round = entry.state.round;
-        if (!round) return;
-        this.emit(job.jobId, JobPlaced, {
-          jobId: job.jobId,
-          tenantId: job.tenantId,
-          asset: job.asset,
-          allocations: round.allocations,
-          holdUntil: round.holdUntil,
-          attempt: entry.state.attempt,
-          at: event.data.at,
-        });
-        return;
-      }
-      case 'Unschedulable':
+      case 'DeclaredUnschedulable':
         this.queue = remove(this.queue, job.jobId);
         this.failedAttempts.delete(job.jobId);
-        this.emit(job.jobId, JobUnschedulable, {
-          jobId: job.jobId,
-          tenantId: job.tenantId,
-          code: event.data.code,
-          // Within the contract's bounds: a sentence naming many allocations or GPUs is cut, not lost.
-          allocation: event.data.allocation?.slice(0, 128) ?? null,
-          message: event.data.message.slice(0, 2048),
-          reasons: event.data.reasons.slice(0, 64).map((r) => ({
-            ...r,
-            plugin: r.plugin.slice(0, 128),
-            reason: r.reason.slice(0, 128),
-            message: r.message.slice(0, 1024),
-          })),
-          at: event.data.at,
-        });
         return;
       case 'Cancelled':
         this.queue = remove(this.queue, job.jobId);
         this.failedAttempts.delete(job.jobId);
         this.unhold(job.jobId);
-        this.releaseAll(event.data.release, 'job cancelled');
+        this.releaseAll(job.jobId, event.data.release, 'job cancelled', cause);
         return;
       case 'LateReservationReleased':
-        this.releaseAll([event.data.release], `late answer to aborted round ${event.data.roundId}`);
+        this.releaseAll(
+          job.jobId,
+          [event.data.release],
+          `late answer to aborted round ${event.data.roundId}`,
+          cause,
+        );
         return;
+      case 'Placed':
       case 'ReservationAccepted':
       case 'ReservationDeclined':
       case 'WaitExpired':
         return;
     }
+  }
+
+  private hold(jobId: string, allocations: readonly PlacedAllocation[]): void {
+    for (const a of allocations)
+      for (const n of a.nodes)
+        for (const g of n.gpuUuids) {
+          this.held.set(g, jobId);
+          this.heldOn.set(g, n.providerId);
+        }
   }
 
   private unhold(jobId: string): void {
@@ -382,20 +482,78 @@ export class PlacementEngine {
     }
   }
 
-  private emit(jobId: string, def: MessageDefinition, data: unknown): void {
-    this.emits = this.emits
-      .then(() => this.options.ports.emit(jobId, def, data))
-      .catch((error: unknown) => this.onError(error, `append ${def.type} of ${jobId}`));
+  /** The round ends at its deadline unless every edge accepted before. */
+  private armDeadline(entry: JobEntry, roundId: string, deadline: string): void {
+    this.options.clock.setTimeout(
+      () => this.decideLater(entry, { type: 'ExpireRound', roundId, at: this.now() }),
+      Math.max(0, Date.parse(deadline) - this.options.clock.now().getTime()),
+    );
   }
 
-  private releaseAll(targets: readonly ReservationTarget[], reason: string): void {
-    for (const t of targets) void this.release(t, reason);
+  /** Asks every node's edge of a started round to reserve, at once; each answer is a decision. */
+  private reserve(
+    entry: JobEntry,
+    round: Extract<JobPlacementEvent, { type: 'RoundStarted' }>['data'],
+    cause: Causation,
+  ): void {
+    const { job, plan } = entry;
+    if (!plan.ok) return; // a round starts only for a plan
+    const pricePerGpu = job.terms.maxPricePerGpuHour;
+    for (const allocation of round.allocations) {
+      const spec =
+        plan.plan.allocations.find((a) => a.gang.name === allocation.name) ?? plan.plan.allocations[0]!;
+      for (const node of allocation.nodes) {
+        const request: ReserveRequest = {
+          reservationId: node.reservationId,
+          jobId: job.jobId,
+          gpuUuids: node.gpuUuids,
+          // What the node's ranks need besides their GPUs.
+          cpuMillicores: node.ranks * spec.perRank.cpuMillicores,
+          memoryBytes: node.ranks * spec.perRank.memoryBytes,
+          image: spec.image,
+          maxDurationMs: spec.maxDurationMs,
+          subnet: /^[a-z0-9][a-z0-9-]{0,62}$/.test(job.subnetId) ? job.subnetId : null,
+          asset: job.asset,
+          pricePerGpuHourMinor: pricePerGpu,
+          holdUntil: round.holdUntil,
+        };
+        this.options.ports.reserve(node.providerId, request, cause, this.deadlineMs).then(
+          (reply) =>
+            this.decideLater(entry, {
+              type: 'RecordAnswer',
+              roundId: round.roundId,
+              reservationId: node.reservationId,
+              outcome: reply.outcome,
+              reasons:
+                reply.outcome === 'declined' ? reply.reasons.map((r) => `${r.code}: ${r.message}`) : [],
+              at: this.now(),
+            }),
+          // No answer: the deadline decides (and leaves the silent edge out of the next round).
+          (error: unknown) => this.onError(error, `reserve ${node.reservationId} on ${node.providerId}`),
+        );
+      }
+    }
   }
 
-  private async release(target: ReservationTarget, reason: string): Promise<void> {
+  private releaseAll(
+    jobId: string,
+    targets: readonly ReservationTarget[],
+    reason: string,
+    cause: Causation,
+  ): void {
+    for (const t of targets) void this.release(jobId, t, reason, cause);
+  }
+
+  private async release(
+    jobId: string,
+    target: ReservationTarget,
+    reason: string,
+    cause: Causation,
+  ): Promise<void> {
+    const request = { jobId, reservationId: target.reservationId, reason: reason.slice(0, 256) };
     for (let attempt = 1; attempt <= this.releaseAttempts; attempt++) {
       try {
-        await this.options.ports.release(target.providerId, target.reservationId, reason.slice(0, 256));
+        await this.options.ports.release(target.providerId, request, cause);
         return;
       } catch (error) {
         if (attempt === this.releaseAttempts) this.onError(error, `release ${target.reservationId}`);
@@ -403,19 +561,27 @@ export class PlacementEngine {
     }
   }
 
-  private kick(): void {
-    if (this.pumping || !this.active) return;
-    this.pumping = true;
-    void this.pump();
+  private wakeParked(): void {
+    this.capacityEpoch++;
+    this.queue = markReady(this.queue);
+    this.wake();
   }
 
-  private async pump(): Promise<void> {
+  /** Starts draining the queue unless that runs already (or this replica does not place). */
+  private wake(): void {
+    if (this.draining || !this.active) return;
+    this.draining = true;
+    void this.drainQueue();
+  }
+
+  /** Tries the ready jobs one after another, fairly, until none is ready. */
+  private async drainQueue(): Promise<void> {
     try {
       for (let next = takeNext(this.queue); next && this.active; next = takeNext(this.queue)) {
         this.queue = next.queue;
         const { jobId, tenantId } = next.entry;
         try {
-          await this.attempt(jobId);
+          await this.tryToPlace(jobId);
           this.failedAttempts.delete(jobId);
         } catch (error) {
           this.onError(error, `schedule ${jobId}`);
@@ -427,26 +593,30 @@ export class PlacementEngine {
           this.options.clock.setTimeout(
             () => {
               this.queue = markReady(this.queue, [jobId]);
-              this.kick();
+              this.wake();
             },
             Math.min(this.errorRetryMs * 2 ** (failures - 1), MAX_ERROR_RETRY_MS),
           );
         }
       }
     } finally {
-      // In the same turn as the last `takeNext`: a capacity event just after it kicks a new pump.
-      this.pumping = false;
+      // In the same turn as the last `takeNext`: a capacity event just after it wakes a new drain.
+      this.draining = false;
     }
   }
 
-  private async attempt(jobId: string): Promise<void> {
+  /**
+   * One attempt at a job: candidates → the placement core → a reservation round, or a scheduling
+   * failure (parked for capacity, or unschedulable).
+   */
+  private async tryToPlace(jobId: string): Promise<void> {
     const entry = this.jobs.get(jobId);
-    if (!entry || (entry.state.status !== 'queued' && entry.state.status !== 'waiting')) return;
+    if (!entry || !awaitsRound(entry.state)) return;
     const { job } = entry;
     if (!entry.plan.ok) {
       const { rejection } = entry.plan;
-      this.apply(jobId, {
-        type: 'ScheduleFailed',
+      await this.decide(entry, {
+        type: 'RecordScheduleFailure',
         code: 'UnschedulableAndUnresolvable',
         allocation: rejection.allocation,
         message: rejection.message,
@@ -460,7 +630,7 @@ export class PlacementEngine {
     const answers = await Promise.all(
       plan.allocations.map((a) => this.options.ports.findCandidates(a.query, entry.state.excluded)),
     );
-    if (entry.state.status !== 'queued' && entry.state.status !== 'waiting') return; // cancelled meanwhile
+    if (!awaitsRound(entry.state)) return; // cancelled meanwhile
     const offered = new Map(
       plan.allocations.map((a, i) => [
         a.gang.name,
@@ -495,8 +665,8 @@ export class PlacementEngine {
       const malformed =
         first?.plugin === REQUEST_SHAPE ||
         (first?.plugin === ENSEMBLE && first.reason === EnsembleReason.InvalidEnsemble);
-      this.apply(jobId, {
-        type: 'ScheduleFailed',
+      await this.decide(entry, {
+        type: 'RecordScheduleFailure',
         code: result.code === 'UnschedulableAndUnresolvable' && !malformed ? 'Unschedulable' : result.code,
         allocation: result.allocation,
         message: result.message,
@@ -516,44 +686,10 @@ export class PlacementEngine {
     const startedAt = this.options.clock.now().getTime();
     const deadline = new Date(startedAt + this.deadlineMs).toISOString();
     const holdUntil = new Date(startedAt + this.holdMs).toISOString();
-    this.apply(jobId, { type: 'StartRound', roundId, allocations, deadline, holdUntil, at: this.now() });
-    this.options.clock.setTimeout(
-      () => this.apply(jobId, { type: 'DeadlinePassed', roundId, at: this.now() }),
-      this.deadlineMs,
+    const at = this.now();
+    // Built from the job's state at the decision: a cancellation decided meanwhile starts no round.
+    await this.decide(entry, (state) =>
+      awaitsRound(state) ? { type: 'StartRound', roundId, allocations, deadline, holdUntil, at } : null,
     );
-    const pricePerGpu = job.terms.maxPricePerGpuHour;
-    for (const allocation of allocations) {
-      const spec = plan.allocations.find((a) => a.gang.name === allocation.name) ?? plan.allocations[0]!;
-      for (const node of allocation.nodes) {
-        const request: ReserveRequest = {
-          reservationId: node.reservationId,
-          jobId,
-          gpuUuids: node.gpuUuids,
-          // What the node's ranks need besides their GPUs.
-          cpuMillicores: node.ranks * spec.perRank.cpuMillicores,
-          memoryBytes: node.ranks * spec.perRank.memoryBytes,
-          image: spec.image,
-          maxDurationMs: spec.maxDurationMs,
-          subnet: /^[a-z0-9][a-z0-9-]{0,62}$/.test(job.subnetId) ? job.subnetId : null,
-          asset: job.asset,
-          pricePerGpuHourMinor: pricePerGpu,
-          holdUntil,
-        };
-        this.options.ports.reserve(node.providerId, request, this.deadlineMs).then(
-          (reply) =>
-            this.apply(jobId, {
-              type: 'RecordAnswer',
-              roundId,
-              reservationId: node.reservationId,
-              outcome: reply.outcome,
-              reasons:
-                reply.outcome === 'declined' ? reply.reasons.map((r) => `${r.code}: ${r.message}`) : [],
-              at: this.now(),
-            }),
-          // No answer: the deadline decides (and leaves the silent edge out of the next round).
-          (error: unknown) => this.onError(error, `reserve ${node.reservationId} on ${node.providerId}`),
-        );
-      }
-    }
   }
 }

@@ -1,14 +1,12 @@
-import { parseServiceEnv, serviceEnvShape } from '@gpunet/service-runtime';
+import type { ServiceConnection } from '@gpunet/eventing';
+import { parseServiceEnv, readNatsSeed, serviceEnvShape } from '@gpunet/service-runtime';
 import { z } from 'zod';
 
-/** The scheduler's settings, from the environment. */
-export interface SchedulerConfig {
-  readonly databaseUrl: string;
-  /** The service's own Postgres schema. Default `scheduler`. */
-  readonly schema: string;
-  readonly natsUrl: string;
-  /** Subject/stream namespace (tests); default ''. */
-  readonly prefix: string;
+/**
+ * The scheduler's settings, from the environment: where its state and messages live (its schema,
+ * default `scheduler`; its NATS user's seed, none on a development server) and how it places.
+ */
+export interface SchedulerConfig extends ServiceConnection {
   /** How long every chosen edge has to accept a reservation. Default 5 s. */
   readonly reservationDeadlineMs: number;
   /** How long accepted reservations are held for execution. Default 5 min. */
@@ -39,7 +37,7 @@ const EnvSchema = z.object({
 
 /**
  * Reads the configuration with the services' shared reader (`DATABASE_URL`, `SCHEDULER_SCHEMA`,
- * `NATS_URL`, `SUBJECT_PREFIX`, …); every problem names its variable.
+ * `NATS_URL`, `NATS_NKEY_SEED_FILE`, `SUBJECT_PREFIX`, …); every problem names its variable.
  */
 export const configFromEnv = (env: Readonly<Record<string, string | undefined>>): SchedulerConfig => {
   const e = parseServiceEnv('scheduler', EnvSchema, env);
@@ -47,6 +45,7 @@ export const configFromEnv = (env: Readonly<Record<string, string | undefined>>)
     databaseUrl: e.DATABASE_URL,
     schema: e.SCHEDULER_SCHEMA,
     natsUrl: e.NATS_URL,
+    natsSeed: readNatsSeed('scheduler', e.NATS_NKEY_SEED_FILE),
     prefix: e.SUBJECT_PREFIX,
     reservationDeadlineMs: e.RESERVATION_DEADLINE_MS,
     holdMs: e.RESERVATION_HOLD_MS,

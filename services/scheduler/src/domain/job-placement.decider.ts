@@ -1,15 +1,17 @@
 import type { Decider, DomainEvent, PlacedAllocation } from '@gpunet/contracts';
 
 /*
- * One job's way through the scheduler (DESIGN.md §4.5), as a pure decider:
+ * One job's way through the scheduler, as a pure decider (commands imperative, events past tense):
  *
- *   queued ──RoundStarted──▶ reserving ──every reservation accepted──▶ placed
- *     ▲                         │ one declines (excluded next round) / deadline passes
- *     └──────RoundAborted───────┘   (non-answerers excluded): release every reservation, requeue
- *   queued ──ScheduleFailed(unresolvable | error | attempts exhausted)──▶ unschedulable
- *   queued / waiting ──MaxWaitPassed──▶ unschedulable (Unschedulable, the last reasons); while
- *     reserving the round finishes first: placed, or unschedulable instead of requeued
- *   any but placed/unschedulable/cancelled ──Cancel──▶ cancelled (release everything held)
+ *   queued ──StartRound: RoundStarted──▶ reserving ──RecordAnswer, every one accepted: Placed──▶ placed
+ *     ▲                                    │ RecordAnswer declined, or ExpireRound at the deadline:
+ *     └──────────RoundAborted, Queued──────┘ decliners / non-answerers excluded, every reservation released
+ *                                            (after maxAttempts rounds: DeclaredUnschedulable, RetriesExhausted)
+ *   queued ──RecordScheduleFailure, not now: ParkedForCapacity──▶ waiting (until capacity changes)
+ *   queued / waiting ──RecordScheduleFailure, unresolvable or an error──▶ DeclaredUnschedulable
+ *   queued / waiting ──ExpireWait──▶ DeclaredUnschedulable (code Unschedulable, the last reasons); while
+ *     reserving (WaitExpired) the round finishes first: placed, or unschedulable instead of requeued
+ *   any but unschedulable / cancelled ──Cancel──▶ Cancelled (release everything held)
  *
  * Releases are listed in the events; the app sends `ReleaseOnEdge` for each (the edge treats an
  * unknown reservation as released, so sending twice is harmless). An answer that arrives for a
@@ -67,7 +69,7 @@ export type JobPlacementEvent =
     >
   | DomainEvent<'Placed', { roundId: string; at: string }>
   | DomainEvent<
-      'Unschedulable',
+      'DeclaredUnschedulable',
       {
         code: 'UnschedulableAndUnresolvable' | 'Unschedulable' | 'Error' | 'RetriesExhausted';
         allocation: string | null;
@@ -76,7 +78,7 @@ export type JobPlacementEvent =
         at: string;
       }
     >
-  | DomainEvent<'WaitingForCapacity', { message: string; reasons: readonly CoreReason[]; at: string }>
+  | DomainEvent<'ParkedForCapacity', { message: string; reasons: readonly CoreReason[]; at: string }>
   /** The maximum wait passed during a reservation round: the round decides, no requeue after it. */
   | DomainEvent<'WaitExpired', { at: string }>
   | DomainEvent<'Cancelled', { release: readonly ReservationTarget[]; at: string }>
@@ -93,7 +95,7 @@ export type JobPlacementCommand =
       at: string;
     }
   | {
-      type: 'ScheduleFailed';
+      type: 'RecordScheduleFailure';
       code: 'UnschedulableAndUnresolvable' | 'Unschedulable' | 'Error';
       allocation: string | null;
       message: string;
@@ -108,9 +110,9 @@ export type JobPlacementCommand =
       reasons: readonly string[];
       at: string;
     }
-  | { type: 'DeadlinePassed'; roundId: string; at: string }
+  | { type: 'ExpireRound'; roundId: string; at: string }
   /** The job has been queued for `maxWaitMs` without a placement. */
-  | { type: 'MaxWaitPassed'; maxWaitMs: number; at: string }
+  | { type: 'ExpireWait'; maxWaitMs: number; at: string }
   | { type: 'Cancel'; at: string };
 
 export type JobStatus = 'new' | 'queued' | 'waiting' | 'reserving' | 'placed' | 'unschedulable' | 'cancelled';
@@ -223,21 +225,21 @@ export const jobPlacementDecider = (
           },
         ];
       }
-      case 'ScheduleFailed': {
+      case 'RecordScheduleFailure': {
         if (state.status !== 'queued' && state.status !== 'waiting') return [];
         if (command.code === 'Unschedulable') {
           return state.status === 'waiting'
             ? []
             : [
                 {
-                  type: 'WaitingForCapacity',
+                  type: 'ParkedForCapacity',
                   data: { message: command.message, reasons: command.reasons, at: command.at },
                 },
               ];
         }
         return [
           {
-            type: 'Unschedulable',
+            type: 'DeclaredUnschedulable',
             data: {
               code: command.code,
               allocation: command.allocation,
@@ -291,7 +293,7 @@ export const jobPlacementDecider = (
           ...abort(state, round, 'declined', [target.providerId], reason, command.at),
         ];
       }
-      case 'DeadlinePassed': {
+      case 'ExpireRound': {
         const round = state.round;
         if (!round || round.roundId !== command.roundId || state.status !== 'reserving') return [];
         const silent = round.targets
@@ -300,13 +302,13 @@ export const jobPlacementDecider = (
         const reason = `no answer before the deadline from ${silent.join(', ')}`;
         return abort(state, round, 'timeout', silent, reason, command.at);
       }
-      case 'MaxWaitPassed': {
+      case 'ExpireWait': {
         if (state.status === 'reserving')
           return state.waitExpired ? [] : [{ type: 'WaitExpired', data: { at: command.at } }];
         if (state.status !== 'queued' && state.status !== 'waiting') return [];
         return [
           {
-            type: 'Unschedulable',
+            type: 'DeclaredUnschedulable',
             data: {
               code: 'Unschedulable',
               allocation: null,
@@ -353,7 +355,7 @@ export const jobPlacementDecider = (
       return [
         aborted,
         {
-          type: 'Unschedulable',
+          type: 'DeclaredUnschedulable',
           data: {
             code: 'Unschedulable',
             allocation: null,
@@ -368,7 +370,7 @@ export const jobPlacementDecider = (
       return [
         aborted,
         {
-          type: 'Unschedulable',
+          type: 'DeclaredUnschedulable',
           data: {
             code: 'RetriesExhausted',
             allocation: null,
@@ -433,9 +435,9 @@ export const jobPlacementDecider = (
         };
       case 'Placed':
         return { ...state, status: 'placed' };
-      case 'Unschedulable':
+      case 'DeclaredUnschedulable':
         return { ...state, status: 'unschedulable' };
-      case 'WaitingForCapacity':
+      case 'ParkedForCapacity':
         return {
           ...state,
           status: 'waiting',

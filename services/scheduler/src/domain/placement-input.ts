@@ -18,7 +18,7 @@ import {
 /*
  * Mappings between the wire and the placement core (pure). The request itself comes from
  * `placement-plan.ts` (the spec, or a v1 job's terms). Discovery's candidates become a snapshot: one
- * host per provider edge, each provider its own site (no measured links yet, F4). GPUs are named by
+ * host per provider edge, each provider its own site (no measured links yet). GPUs are named by
  * the job class they match (a v1 job's `gpuClasses`) or, for a spec, by the words of their reported
  * model, which the `gpu-model` filter the engine plugs in (`model-words.filter.ts`) matches by word
  * sequence, as discovery does.
@@ -26,7 +26,7 @@ import {
 
 export type FundedJob = PayloadOf<typeof JobFunded>;
 
-/** Default network figures while benchmarking has measured nothing (F4). */
+/** Default network figures while benchmarking has measured nothing. */
 export const DEFAULT_NETWORK = {
   nicBandwidthBps: 10e9,
   lanBandwidthBps: 10e9,

@@ -55,4 +55,29 @@ export class SchedulerJobSpecs1764560000000 implements MigrationInterface {
   }
 }
 
-export const schedulerMigrations = [SchedulerOpenJobs1764470000000, SchedulerJobSpecs1764560000000];
+/**
+ * The causation of each open job's funding (its correlation and `job.funded`'s id), so that the
+ * job's first decision carries the funding's chain even when its spec arrives second or a restart
+ * queues it. Null for jobs funded before.
+ */
+export class SchedulerOpenJobsFundedBy1764750000000 implements MigrationInterface {
+  readonly name = 'SchedulerOpenJobsFundedBy1764750000000';
+
+  async up(runner: QueryRunner): Promise<void> {
+    const s = schemaOf(runner);
+    await runner.query(`ALTER TABLE "${s}".open_jobs ADD COLUMN funded_correlation_id text NULL`);
+    await runner.query(`ALTER TABLE "${s}".open_jobs ADD COLUMN funded_event_id text NULL`);
+  }
+
+  async down(runner: QueryRunner): Promise<void> {
+    const s = schemaOf(runner);
+    await runner.query(`ALTER TABLE "${s}".open_jobs DROP COLUMN funded_event_id`);
+    await runner.query(`ALTER TABLE "${s}".open_jobs DROP COLUMN funded_correlation_id`);
+  }
+}
+
+export const schedulerMigrations = [
+  SchedulerOpenJobs1764470000000,
+  SchedulerJobSpecs1764560000000,
+  SchedulerOpenJobsFundedBy1764750000000,
+];
