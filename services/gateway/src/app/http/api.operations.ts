@@ -4,7 +4,7 @@ import type { ApiScope } from '../api-keys';
 import * as S from './api.schemas';
 
 /** One operation of the REST API, as the OpenAPI document describes it. */
-export interface RouteSpec {
+export interface ApiOperation {
   readonly operationId: string;
   readonly method: 'get' | 'post' | 'delete';
   /** OpenAPI path template (`/v1/jobs/{jobId}`). */
@@ -31,7 +31,8 @@ export interface RouteSpec {
 
 const SSE = 'text/event-stream';
 
-export const ROUTES: readonly RouteSpec[] = [
+/** Every operation of the REST API: the source of the OpenAPI document and `docs/api.md`. */
+export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     operationId: 'health',
     method: 'get',
