@@ -153,9 +153,11 @@ describe('gateway over HTTP (NATS + Postgres)', () => {
       tenantId: 'tenant-alice',
     });
     expect((envelope.data.spec as { metadata: { name: string } }).metadata.name).toBe('finetune-h100x4');
-    // The request starts the chain: its id is the event's correlation and cause.
-    expect(events[0]!.causationId).toBe(events[0]!.correlationId);
-    expect(events[0]!.correlationId).not.toBe(events[0]!.eventId);
+    // The request starts the chain: its id is the event's correlation and cause, and the client's.
+    const requestId = res.headers.get('x-correlation-id');
+    expect(requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(events[0]).toMatchObject({ correlationId: requestId, causationId: requestId });
+    expect(events[0]!.eventId).not.toBe(requestId);
   });
 
   it('takes a burst of concurrent submissions larger than its database pool (no connection deadlock)', async () => {
@@ -262,6 +264,8 @@ describe('gateway over HTTP (NATS + Postgres)', () => {
     expect(first.status).toBe(202);
     expect(second.status).toBe(202);
     expect(second.headers.get('idempotent-replayed')).toBe('true');
+    // The replay names the first request's chain, the one its event carries.
+    expect(second.headers.get('x-correlation-id')).toBe(first.headers.get('x-correlation-id'));
     const a = (await first.json()) as Job;
     const b = (await second.json()) as Job;
     expect(b.jobId).toBe(a.jobId);
@@ -499,9 +503,9 @@ describe('gateway over HTTP (NATS + Postgres)', () => {
     });
     expect(events[1]).toMatchObject({
       data: { jobId: job.jobId, tenantId: 'tenant-alice', reason: 'wrong dataset' },
+      correlationId: first.headers.get('x-correlation-id'),
+      causationId: first.headers.get('x-correlation-id'),
     });
-    expect(events[1]!.causationId).toBe(events[1]!.correlationId);
-    expect(events[1]!.correlationId).not.toBe(events[0]!.correlationId);
   });
 
   it('records a subnet join as the first event of its request’s chain', async () => {
@@ -513,6 +517,7 @@ describe('gateway over HTTP (NATS + Postgres)', () => {
     expect(res.status).toBe(202);
     const accepted = (await res.json()) as { requestId: string; type: string };
     expect(accepted.type).toBe('subnet.join-requested');
+    expect(res.headers.get('x-correlation-id')).toBe(accepted.requestId);
     const { rows } = await h.pg.pool.query<{
       correlation_id: string;
       causation_id: string;

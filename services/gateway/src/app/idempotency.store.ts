@@ -8,6 +8,8 @@ import type { IdempotencyRepository } from '../infra/idempotency.repository';
 export interface StoredResponse {
   readonly status: number;
   readonly body: unknown;
+  /** The correlation the request started (its id: `X-Correlation-Id`), when it appended events. */
+  readonly correlationId?: string;
   /** True when this is a replay of a stored response. */
   readonly replayed?: boolean;
 }
@@ -22,7 +24,7 @@ export const requestHash = (method: string, route: string, contentType: string, 
 /**
  * Runs POST handlers at most once per (tenant, Idempotency-Key). The key's row is inserted at the
  * start of the handler's own transaction: a concurrent request with the same key waits on it and
- * then replays the committed response; a handler that fails rolls its key
+ * then replays the committed response (its correlation too); a handler that fails rolls its key
  * back with everything else, so a corrected retry runs.
  */
 export class IdempotencyStore {
@@ -56,10 +58,19 @@ export class IdempotencyStore {
             'this Idempotency-Key was already used with a different request; use a new key',
           );
         if (decision.kind === 'replay')
-          return { status: decision.status, body: decision.body, replayed: true };
+          return {
+            status: decision.status,
+            body: decision.body,
+            ...(row?.correlationId ? { correlationId: row.correlationId } : {}),
+            replayed: true,
+          };
       }
       const response = await handler(tx);
-      await this.keys.complete(tx, tenantId, key, { status: response.status, body: redact(response.body) });
+      await this.keys.complete(tx, tenantId, key, {
+        status: response.status,
+        body: redact(response.body),
+        correlationId: response.correlationId ?? null,
+      });
       return response;
     });
   }

@@ -139,7 +139,7 @@ export class JobsService {
         submittedAt,
       });
       await this.projection.insertSubmitted(tx, view, spec, submitted);
-      return { status: 202, body: view };
+      return { status: 202, body: view, correlationId: requestId };
     });
   }
 
@@ -212,7 +212,7 @@ export class JobsService {
         tx,
       );
       const after = handled.events.length > 0 ? await this.projection.viewIn(tx, jobId) : view;
-      return { status: 202, body: after };
+      return { status: 202, body: after, correlationId: requestId };
     });
   }
 

@@ -113,7 +113,11 @@ export class MarketService {
         requested.def,
         requested.data,
       );
-      return { status: 202, body: { requestId, type: requested.def.type, status: 'accepted', detail } };
+      return {
+        status: 202,
+        body: { requestId, type: requested.def.type, status: 'accepted', detail },
+        correlationId: requestId,
+      };
     });
   }
 

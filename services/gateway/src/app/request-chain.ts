@@ -3,7 +3,7 @@ import type { EventingRuntime, ExpectedVersion, StoredEvent, Tx } from '@gpunet/
 
 /**
  * The id of a request that starts a chain (UUIDv7): what it appends carries it as correlation and
- * cause (`originOf`).
+ * cause (`originOf`), and the client gets it back in `X-Correlation-Id`.
  */
 export const newRequestId = (): string => newEventId();
 

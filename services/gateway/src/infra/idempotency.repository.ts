@@ -1,11 +1,13 @@
 import type { Tx } from '@gpunet/eventing';
 
-/** A key's row of `idempotency`: the request it was first used with and its response. */
+/** A key's row of `idempotency`: the request it was first used with and, once done, its response. */
 export interface IdempotencyRow {
   readonly requestHash: string;
   /** Set when the first request's transaction commits (until then it holds the row). */
   readonly status: number;
   readonly body: unknown;
+  /** The correlation the first request started (`X-Correlation-Id`); null when it started none. */
+  readonly correlationId: string | null;
 }
 
 /** (tenant, Idempotency-Key) → request hash and response, always in the request's transaction. */
@@ -25,12 +27,21 @@ export class IdempotencyRepository {
       request_hash: string;
       status: number;
       body: unknown;
+      correlation_id: string | null;
     }>(
-      `SELECT request_hash, status, body FROM "${tx.schema}".idempotency WHERE tenant_id = $1 AND key = $2`,
+      `SELECT request_hash, status, body, correlation_id FROM "${tx.schema}".idempotency
+       WHERE tenant_id = $1 AND key = $2`,
       [tenantId, key],
     );
     const row = rows[0];
-    return row ? { requestHash: row.request_hash, status: row.status, body: row.body } : undefined;
+    return row
+      ? {
+          requestHash: row.request_hash,
+          status: row.status,
+          body: row.body,
+          correlationId: row.correlation_id,
+        }
+      : undefined;
   }
 
   /** Stores the response a claimed key's request produced, for its replays. */
@@ -38,11 +49,12 @@ export class IdempotencyRepository {
     tx: Tx,
     tenantId: string,
     key: string,
-    response: { status: number; body: unknown },
+    response: { status: number; body: unknown; correlationId: string | null },
   ): Promise<void> {
     await tx.execute(
-      `UPDATE "${tx.schema}".idempotency SET status = $3, body = $4 WHERE tenant_id = $1 AND key = $2`,
-      [tenantId, key, response.status, JSON.stringify(response.body)],
+      `UPDATE "${tx.schema}".idempotency SET status = $3, body = $4, correlation_id = $5
+       WHERE tenant_id = $1 AND key = $2`,
+      [tenantId, key, response.status, JSON.stringify(response.body), response.correlationId],
     );
   }
 }

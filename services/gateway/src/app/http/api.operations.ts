@@ -21,6 +21,11 @@ export interface ApiOperation {
     | { readonly schema: z.ZodType; readonly required: boolean }
     | { readonly ref: string; readonly contentTypes: readonly string[] };
   readonly idempotent?: boolean;
+  /**
+   * The request starts a chain: what it appends carries its id as correlation, and its success
+   * response (and a replay of it) names that id in `X-Correlation-Id`.
+   */
+  readonly startsChain?: boolean;
   readonly responses: Readonly<
     Record<
       number,
@@ -80,6 +85,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     scope: 'submit',
     body: { ref: JSON_SCHEMA_ID, contentTypes: ['application/yaml', 'application/json'] },
     idempotent: true,
+    startsChain: true,
     responses: {
       202: {
         description: 'submitted; settlement escrows its budget, then the scheduler places it',
@@ -128,6 +134,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     params: S.JobIdParams,
     body: { schema: S.CancelBody, required: false },
     idempotent: true,
+    startsChain: true,
     responses: {
       202: { description: 'cancellation requested; execution stops the ranks', schema: S.JobSchema },
       404: { description: 'no such job' },
@@ -194,6 +201,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     scope: 'submit',
     body: { schema: S.CreateSubnetBody, required: true },
     idempotent: true,
+    startsChain: true,
     responses: {
       202: { description: 'requested; settlement creates or rejects it', schema: S.AcceptedSchema },
     },
@@ -221,6 +229,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     params: S.SubnetIdParams,
     body: { schema: S.JoinSubnetBody, required: true },
     idempotent: true,
+    startsChain: true,
     responses: { 202: { description: 'requested', schema: S.AcceptedSchema } },
   },
   {
@@ -255,6 +264,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     scope: 'submit',
     body: { schema: S.WithdrawalBody, required: true },
     idempotent: true,
+    startsChain: true,
     responses: { 202: { description: 'requested; settlement holds and sends it', schema: S.AcceptedSchema } },
   },
   {

@@ -5,6 +5,16 @@ import { API_OPERATIONS, type ApiOperation } from './api.operations';
 type JsonSchema = Record<string, unknown>;
 
 const PROBLEM_REF = { $ref: '#/components/schemas/Problem' };
+
+/** The response header of a request that starts a chain (`ApiOperation.startsChain`). */
+const CORRELATION_HEADER = {
+  'X-Correlation-Id': {
+    description:
+      "This request's id (UUIDv7): the correlation and cause of the events it appended, and the " +
+      'correlation of every event that follows from them. A replay gives the first request’s.',
+    schema: { type: 'string', format: 'uuid' },
+  },
+};
 const PROBLEM = 'application/problem+json';
 
 /** Reusable schemas (`.meta({ id })`) land in components; the rest inline. */
@@ -86,8 +96,10 @@ const operationOf = (route: ApiOperation, components: Record<string, JsonSchema>
       : type === PROBLEM
         ? PROBLEM_REF
         : undefined;
+    const succeeded = Number(status) >= 200 && Number(status) < 300;
     responses[status] = {
       description: r.description,
+      ...(route.startsChain && succeeded ? { headers: CORRELATION_HEADER } : {}),
       ...(Number(status) === 204 ? {} : { content: { [type]: schema ? { schema } : {} } }),
     };
   }
