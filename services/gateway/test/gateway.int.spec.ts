@@ -106,6 +106,15 @@ describe('gateway over HTTP (NATS + Postgres)', () => {
     expect(metrics).toContain('gpunet_gateway_http_requests_total');
   });
 
+  it('keeps the jobs projection on its three durable batch consumers, under their names', () => {
+    const consumers = h.service.transport?.describe().consumers ?? [];
+    expect(consumers.map((c) => [c.name, c.stream]).sort()).toEqual([
+      ['gateway-jobs-execution', 'EXECUTION'],
+      ['gateway-jobs-scheduler', 'SCHEDULER'],
+      ['gateway-jobs-settlement', 'SETTLEMENT'],
+    ]);
+  });
+
   it('answers 401 problem+json for a missing, malformed or unknown key, 403 for a missing scope', async () => {
     for (const key of [null, 'nonsense', `gpn_AAAAAAAAAAAA_${'x'.repeat(43)}`]) {
       const res = await call('/v1/jobs', { key });
