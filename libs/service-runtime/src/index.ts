@@ -1,5 +1,6 @@
 export { NestPinoLogger } from './nest-logger';
 export {
+  type HttpServing,
   runService,
   type RunningService,
   type RunServiceOptions,

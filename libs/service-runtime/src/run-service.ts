@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { Server } from 'node:net';
 import {
   createLogger,
   createMetricsRegistry,
@@ -16,9 +17,17 @@ import {
   type JetStreamTransportOptions,
   RethrowRpcFilter,
 } from '@gpunet/eventing';
-import { type DynamicModule, type INestApplicationContext, Module, type Type } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import type { INestMicroservice } from '@nestjs/common';
+import {
+  type DynamicModule,
+  type INestApplication,
+  type INestApplicationContext,
+  type INestMicroservice,
+  Module,
+  type NestApplicationOptions,
+  type Type,
+} from '@nestjs/common';
+import { type AbstractHttpAdapter, NestFactory } from '@nestjs/core';
+import type { NestMicroservice } from '@nestjs/microservices';
 import { InvalidConfigError } from './config';
 import { NestPinoLogger } from './nest-logger';
 
@@ -31,6 +40,23 @@ export interface ServiceContext {
   readonly logger: Logger;
   readonly metrics: Registry;
   readonly telemetry: Telemetry;
+}
+
+/** An HTTP API the service serves itself (the gateway), beside the JetStream transport. */
+export interface HttpServing {
+  /** The HTTP platform, configured (e.g. `new FastifyAdapter({ bodyLimit })`). */
+  readonly adapter: AbstractHttpAdapter;
+  /** Port to listen on; 0 picks a free one (`RunningService.url` says which). */
+  readonly port: number;
+  /** Address to listen on. Default `0.0.0.0`. */
+  readonly host?: string;
+  /** Nest's application options (e.g. `bodyParser: false`); the logger is the service's. */
+  readonly options?: Omit<NestApplicationOptions, 'logger' | 'abortOnError'>;
+  /**
+   * Called with the created application before its lifecycle hooks run: global filters, pipes and
+   * hooks on the adapter's server. They apply to HTTP only; the transport keeps `RethrowRpcFilter`.
+   */
+  readonly configure?: (app: INestApplication, context: ServiceContext) => void | Promise<void>;
 }
 
 export interface RunServiceOptions {
@@ -59,6 +85,13 @@ export interface RunServiceOptions {
    * without eventing, such as the relay).
    */
   readonly transport?: JetStreamTransportOptions | false;
+  /**
+   * Serve the module's HTTP controllers too: a hybrid application, the transport connected to the
+   * HTTP application with its own configuration. Listens once the hooks have run and the transport
+   * serves; the "started" log line gives its `url`. A function gets the service's context (its
+   * logger, for the adapter's error handling). Default: no HTTP (a plain microservice).
+   */
+  readonly http?: HttpServing | ((context: ServiceContext) => HttpServing);
 }
 
 @Module({})
@@ -71,6 +104,8 @@ export interface RunningService {
   readonly transport: JetStreamTransport | undefined;
   /** The bound metrics port, when an endpoint is served. */
   readonly metricsPort: number | undefined;
+  /** `http://host:port` of the HTTP API, when `http` is served (`0.0.0.0` reads as `127.0.0.1`). */
+  readonly url: string | undefined;
   /** Stops the application (consumers finish their batch), the metrics endpoint and telemetry. Idempotent. */
   close(): Promise<void>;
 }
@@ -127,6 +162,7 @@ export const runService = async (options: RunServiceOptions): Promise<RunningSer
   let eventingRuntime: EventingRuntime | undefined;
   let ready = false;
   let metricsServer: MetricsServer | undefined;
+  let url: string | undefined;
   try {
     // The context is a global provider, so any provider can `@Inject(SERVICE_CONTEXT)`.
     const root: DynamicModule = {
@@ -138,7 +174,36 @@ export const runService = async (options: RunServiceOptions): Promise<RunningSer
     };
     // abortOnError false: a failed start is reported and rethrown, not a process.abort().
     const nestOptions = { logger: new NestPinoLogger(logger), abortOnError: false };
-    if (options.transport === false) {
+    if (options.http) {
+      const http = typeof options.http === 'function' ? options.http(context) : options.http;
+      const web = await NestFactory.create<INestApplication>(root, http.adapter, {
+        ...http.options,
+        ...nestOptions,
+      });
+      app = web;
+      if (options.transport !== false) {
+        eventingRuntime = web.get<EventingRuntime>(EVENTING);
+        transport = new JetStreamTransport(eventingRuntime, options.transport ?? {});
+        // Its own configuration (the HTTP filters are not the transport's), and its handlers bound
+        // at `startAllMicroservices` rather than now, so that RethrowRpcFilter applies to them.
+        const microservice = web.connectMicroservice(
+          { strategy: transport },
+          { inheritAppConfig: false, deferInitialization: true },
+        );
+        microservice.useGlobalFilters(new RethrowRpcFilter());
+        // The application runs the lifecycle hooks (init); the microservice must not run them again.
+        (microservice as NestMicroservice).setIsInitHookCalled(true);
+      }
+      await http.configure?.(web, context);
+      // Hooks (init, bootstrap), then the consumers and queries, then HTTP requests.
+      await web.init();
+      await web.startAllMicroservices();
+      await web.listen(http.port, http.host ?? '0.0.0.0');
+      const address = (web.getHttpServer() as Server).address();
+      const port = typeof address === 'object' && address !== null ? address.port : http.port;
+      const host = (http.host ?? '0.0.0.0') === '0.0.0.0' ? '127.0.0.1' : http.host;
+      url = `http://${host}:${port}`;
+    } else if (options.transport === false) {
       app = await NestFactory.createApplicationContext(root, nestOptions);
       await app.init();
     } else {
@@ -218,6 +283,6 @@ export const runService = async (options: RunServiceOptions): Promise<RunningSer
       });
     }
   }
-  logger.info({ metricsPort: metricsServer?.port }, `${options.name} started`);
-  return { context, app, transport, metricsPort: metricsServer?.port, close };
+  logger.info({ metricsPort: metricsServer?.port, url }, `${options.name} started`);
+  return { context, app, transport, metricsPort: metricsServer?.port, url, close };
 };

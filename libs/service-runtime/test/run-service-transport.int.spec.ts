@@ -1,35 +1,23 @@
-import { Writable } from 'node:stream';
-import { createRegistry, defineEvent, defineQuery, defineStream, type PayloadOf } from '@gpunet/contracts';
+import { defineQuery, type PayloadOf } from '@gpunet/contracts';
 import {
   connectNats,
   durable,
   EVENTING,
   type EventContext,
-  EventingModule,
   type EventingRuntime,
   served,
 } from '@gpunet/eventing';
-import { createLogger } from '@gpunet/telemetry';
-import { databaseUrl, deleteNamespaceStreams, natsUrl, testNamespace, waitFor } from '@gpunet/testing';
+import { natsUrl, testNamespace, waitFor } from '@gpunet/testing';
 import { Controller, Inject, Module } from '@nestjs/common';
 import { Ctx, EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { runService } from '../src';
+import { createProbeTable, dropProbeNamespace, memoryLogger, probeEventing, ProbeSent } from './support';
 
 const prefix = testNamespace('runsvc');
 const schema = testNamespace('runsvc');
 
-const ProbeStream = defineStream({ name: 'PROBES', subjects: ['probes.>'], description: 'probe events' });
-const ProbeSent = defineEvent({
-  type: 'probe.sent',
-  version: 1,
-  subject: 'probes.probe.sent.v1',
-  stream: ProbeStream.name,
-  description: 'a probe was sent',
-  schema: z.strictObject({ probeId: z.string().min(1) }),
-});
 const ProbesSeen = defineQuery({
   name: 'probes-seen',
   version: 1,
@@ -57,40 +45,18 @@ class ProbeHandlers {
 }
 
 @Module({
-  imports: [
-    EventingModule.forRoot({
-      service: 'probe',
-      database: { url: databaseUrl(), schema },
-      nats: { servers: natsUrl() },
-      registry: createRegistry([ProbeSent]),
-      streams: [ProbeStream],
-      prefix,
-    }),
-  ],
+  imports: [probeEventing('probe', { prefix, schema })],
   controllers: [ProbeHandlers],
 })
 class ProbeServiceModule {}
 
-const silent = createLogger({
-  service: 'probe',
-  destination: new Writable({ write: (_c, _e, done) => done() }),
-});
+const silent = memoryLogger().logger;
 
-afterAll(async () => {
-  await deleteNamespaceStreams(undefined, natsUrl(), prefix);
-  const client = new pg.Client({ connectionString: databaseUrl() });
-  await client.connect();
-  await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  await client.end();
-});
+afterAll(() => dropProbeNamespace(prefix, schema));
 
 describe('runService with the JetStream transport', () => {
   it('serves the module’s controllers: events through a durable consumer, queries over request/reply', async () => {
-    const client = new pg.Client({ connectionString: databaseUrl() });
-    await client.connect();
-    await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-    await client.query(`CREATE TABLE IF NOT EXISTS "${schema}".probes (probe_id text PRIMARY KEY)`);
-    await client.end();
+    await createProbeTable(schema, 'probes');
     const service = await runService({
       name: 'probe',
       module: () => ProbeServiceModule,

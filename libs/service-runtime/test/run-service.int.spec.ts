@@ -1,20 +1,8 @@
-import { Writable } from 'node:stream';
-import { createLogger, defineCounter } from '@gpunet/telemetry';
+import { defineCounter } from '@gpunet/telemetry';
 import { Inject, Injectable, Module, type OnApplicationBootstrap } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
 import { runService, SERVICE_CONTEXT, type ServiceContext } from '../src';
-
-const memoryLogger = () => {
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean))
-        lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { lines, logger: createLogger({ service: 'probe', destination }) };
-};
+import { memoryLogger } from './support';
 
 @Injectable()
 class Worker implements OnApplicationBootstrap {

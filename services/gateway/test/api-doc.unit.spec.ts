@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { API_DOC_PATH, formattedApiMarkdown } from '../scripts/api-doc';
 import { buildOpenApiDocument } from '../src/app/http/openapi';
-import { ROUTES } from '../src/app/http/routes';
+import { API_OPERATIONS } from '../src/app/http/api.operations';
 
 describe('API documents', () => {
   it('docs/api.md is generated from the current OpenAPI document (run scripts/generate-api-doc.ts)', async () => {
@@ -11,7 +11,7 @@ describe('API documents', () => {
 
   it('documents every route, each POST with Idempotency-Key and each keyed route with 401/403/429', () => {
     const doc = buildOpenApiDocument() as { paths: Record<string, Record<string, Record<string, unknown>>> };
-    for (const route of ROUTES) {
+    for (const route of API_OPERATIONS) {
       const op = doc.paths[route.path]?.[route.method];
       expect(op, `${route.method} ${route.path}`).toBeDefined();
       const responses = Object.keys(op!['responses'] as object);

@@ -2,6 +2,7 @@ import { Database } from '@gpunet/eventing';
 import { FakeClock, type PostgresTestSchema, usePostgres } from '@gpunet/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiKeyStore } from '../src/app/api-keys';
+import { ApiKeysRepository } from '../src/infra/api-keys.repository';
 import { gatewayMigrations } from '../src/infra/gateway.migrations';
 
 /*
@@ -32,7 +33,10 @@ describe('ApiKeyStore: authenticated keys are cached for a bounded time (real Po
 
   it('trusts a key for its TTL without the database, then reads it again and sees a revocation', async () => {
     const clock = new FakeClock();
-    const store = new ApiKeyStore(db, { cacheTtlMs: 5_000, now: () => clock.now().getTime() });
+    const store = new ApiKeyStore(new ApiKeysRepository(db), {
+      cacheTtlMs: 5_000,
+      now: () => clock.now().getTime(),
+    });
     const { key, record } = await store.create({ tenantId: 't-ttl', scopes: ['read'], name: null });
     await expect(store.authenticate(key)).resolves.toEqual({
       keyId: record.keyId,
@@ -51,7 +55,10 @@ describe('ApiKeyStore: authenticated keys are cached for a bounded time (real Po
 
   it('refuses a wrong secret for a cached key id, and a key this process revoked at once', async () => {
     const clock = new FakeClock();
-    const store = new ApiKeyStore(db, { cacheTtlMs: 60_000, now: () => clock.now().getTime() });
+    const store = new ApiKeyStore(new ApiKeysRepository(db), {
+      cacheTtlMs: 60_000,
+      now: () => clock.now().getTime(),
+    });
     const { key, record } = await store.create({ tenantId: 't-rev', scopes: ['read', 'submit'], name: null });
     await expect(store.authenticate(key)).resolves.not.toBeNull();
     const forged = `gpn_${record.keyId}_${'A'.repeat(43)}`;
@@ -63,14 +70,14 @@ describe('ApiKeyStore: authenticated keys are cached for a bounded time (real Po
   });
 
   it('with a TTL of 0 reads every time; the cache holds at most cacheMaxKeys, least recently used out first', async () => {
-    const uncached = new ApiKeyStore(db, { cacheTtlMs: 0 });
+    const uncached = new ApiKeyStore(new ApiKeysRepository(db), { cacheTtlMs: 0 });
     const a = await uncached.create({ tenantId: 't-0', scopes: ['read'], name: null });
     await expect(uncached.authenticate(a.key)).resolves.not.toBeNull();
     expect(uncached.cachedKeys).toBe(0);
     await revokeElsewhere(a.record.keyId);
     await expect(uncached.authenticate(a.key)).resolves.toBeNull();
 
-    const bounded = new ApiKeyStore(db, { cacheTtlMs: 60_000, cacheMaxKeys: 2 });
+    const bounded = new ApiKeyStore(new ApiKeysRepository(db), { cacheTtlMs: 60_000, cacheMaxKeys: 2 });
     const keys = await Promise.all(
       ['t-1', 't-2', 't-3'].map((tenantId) => bounded.create({ tenantId, scopes: ['read'], name: null })),
     );
@@ -88,7 +95,10 @@ describe('ApiKeyStore: authenticated keys are cached for a bounded time (real Po
 
   it('reads an expired key once for all the requests that need it meanwhile', async () => {
     const clock = new FakeClock();
-    const store = new ApiKeyStore(db, { cacheTtlMs: 5_000, now: () => clock.now().getTime() });
+    const store = new ApiKeyStore(new ApiKeysRepository(db), {
+      cacheTtlMs: 5_000,
+      now: () => clock.now().getTime(),
+    });
     const { key, record } = await store.create({ tenantId: 't-herd', scopes: ['read'], name: null });
     const forged = `gpn_${record.keyId}_${'A'.repeat(43)}`;
     const burst = () =>
@@ -106,7 +116,7 @@ describe('ApiKeyStore: authenticated keys are cached for a bounded time (real Po
   });
 
   it('does not cache what a read begun before this process revoked the key returned', async () => {
-    const store = new ApiKeyStore(db, { cacheTtlMs: 60_000 });
+    const store = new ApiKeyStore(new ApiKeysRepository(db), { cacheTtlMs: 60_000 });
     const { key, record } = await store.create({ tenantId: 't-race', scopes: ['read'], name: null });
     const before = store.authenticate(key); // its read is in flight …
     await store.revoke(record.keyId); // … when the key is revoked here

@@ -59,17 +59,24 @@ describe('gateway over HTTP (NATS + Postgres)', () => {
     });
 
   /** The GATEWAY stream's messages of one job, from the start. */
-  const gatewayEvents = async (jobId: string): Promise<{ type: string; data: { jobId: string } }[]> => {
+  interface GatewayEvent {
+    type: string;
+    eventId: string;
+    correlationId: string;
+    causationId: string | null;
+    data: { jobId: string };
+  }
+  const gatewayEvents = async (jobId: string): Promise<GatewayEvent[]> => {
     const jsm = await h.nats.jsm();
-    const js = h.gateway.runtime.nats.js;
+    const js = h.eventing.nats.js;
     const { name } = namespacedStream(GatewayStream, h.nats.prefix);
     const info = await jsm.streams.info(name);
-    const found: { type: string; data: { jobId: string } }[] = [];
+    const found: GatewayEvent[] = [];
     if (info.state.messages === 0) return found;
     const consumer = await js.consumers.get(name, { deliver_policy: DeliverPolicy.All });
     const batch = await consumer.fetch({ max_messages: info.state.messages, expires: 2_000 });
     for await (const m of batch) {
-      const env = m.json<{ type: string; data: { jobId: string } }>();
+      const env = m.json<GatewayEvent>();
       if (env.data.jobId === jobId) found.push(env);
       if (m.info.pending === 0) break;
     }
@@ -97,6 +104,15 @@ describe('gateway over HTTP (NATS + Postgres)', () => {
     expect((await call('/docs', { key: null })).headers.get('content-type')).toContain('text/html');
     const metrics = await (await call('/metrics', { key: null })).text();
     expect(metrics).toContain('gpunet_gateway_http_requests_total');
+  });
+
+  it('keeps the jobs projection on its three durable batch consumers, under their names', () => {
+    const consumers = h.service.transport?.describe().consumers ?? [];
+    expect(consumers.map((c) => [c.name, c.stream]).sort()).toEqual([
+      ['gateway-jobs-execution', 'EXECUTION'],
+      ['gateway-jobs-scheduler', 'SCHEDULER'],
+      ['gateway-jobs-settlement', 'SETTLEMENT'],
+    ]);
   });
 
   it('answers 401 problem+json for a missing, malformed or unknown key, 403 for a missing scope', async () => {
@@ -146,6 +162,11 @@ describe('gateway over HTTP (NATS + Postgres)', () => {
       tenantId: 'tenant-alice',
     });
     expect((envelope.data.spec as { metadata: { name: string } }).metadata.name).toBe('finetune-h100x4');
+    // The request starts the chain: its id is the event's correlation and cause, and the client's.
+    const requestId = res.headers.get('x-correlation-id');
+    expect(requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(events[0]).toMatchObject({ correlationId: requestId, causationId: requestId });
+    expect(events[0]!.eventId).not.toBe(requestId);
   });
 
   it('takes a burst of concurrent submissions larger than its database pool (no connection deadlock)', async () => {
@@ -252,6 +273,8 @@ describe('gateway over HTTP (NATS + Postgres)', () => {
     expect(first.status).toBe(202);
     expect(second.status).toBe(202);
     expect(second.headers.get('idempotent-replayed')).toBe('true');
+    // The replay names the first request's chain, the one its event carries.
+    expect(second.headers.get('x-correlation-id')).toBe(first.headers.get('x-correlation-id'));
     const a = (await first.json()) as Job;
     const b = (await second.json()) as Job;
     expect(b.jobId).toBe(a.jobId);
@@ -489,7 +512,32 @@ describe('gateway over HTTP (NATS + Postgres)', () => {
     });
     expect(events[1]).toMatchObject({
       data: { jobId: job.jobId, tenantId: 'tenant-alice', reason: 'wrong dataset' },
+      correlationId: first.headers.get('x-correlation-id'),
+      causationId: first.headers.get('x-correlation-id'),
     });
+  });
+
+  it('records a subnet join as the first event of its request’s chain', async () => {
+    const res = await call('/v1/subnets/ai/join', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': `join-${Date.now()}` },
+      body: JSON.stringify({ stake: '1000' }),
+    });
+    expect(res.status).toBe(202);
+    const accepted = (await res.json()) as { requestId: string; type: string };
+    expect(accepted.type).toBe('subnet.join-requested');
+    expect(res.headers.get('x-correlation-id')).toBe(accepted.requestId);
+    const { rows } = await h.pg.pool.query<{
+      correlation_id: string;
+      causation_id: string;
+      event_id: string;
+    }>(
+      `SELECT correlation_id, causation_id, event_id FROM events
+       WHERE stream_id = 'subnet-ai' AND type = 'subnet.join-requested'`,
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ correlation_id: accepted.requestId, causation_id: accepted.requestId });
+    expect(rows[0]!.event_id).not.toBe(accepted.requestId);
   });
 
   it('streams rank logs from JOB_LOGS', async () => {
@@ -512,7 +560,7 @@ describe('gateway over HTTP (NATS + Postgres)', () => {
     const subject = RankLogChunk.subject({ edgeId: EDGE_A, jobId: job.jobId }, h.nats.prefix);
     for (const [i, line] of ['step 1 loss 2.3', 'step 2 loss 2.1'].entries()) {
       const env = chunk(i + 1, line);
-      await h.gateway.runtime.nats.js.publish(subject, JSON.stringify(env), { msgID: env.eventId });
+      await h.eventing.nats.js.publish(subject, JSON.stringify(env), { msgID: env.eventId });
     }
     const text = await (await call(`/v1/jobs/${job.jobId}/logs`)).text();
     expect(text).toContain('step 1 loss 2.3');

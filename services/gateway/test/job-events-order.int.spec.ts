@@ -104,7 +104,10 @@ describe('job event stream under concurrent projection transactions', () => {
   it('delivers both events, in commit order, when the later transaction would commit first', async () => {
     const jobId = await submit();
     const other = await submit();
-    const { db, projection } = h.gateway.runtime;
+    const {
+      eventing: { db },
+      projection,
+    } = h;
 
     // The SSE reader is open (and has sent job.submitted) before either transaction starts.
     const abort = new AbortController();
@@ -184,7 +187,10 @@ describe('job event stream under concurrent projection transactions', () => {
 
   it('resumes after Last-Event-ID with the per-job number and ignores a redelivered event', async () => {
     const jobId = await submit();
-    const { db, projection } = h.gateway.runtime;
+    const {
+      eventing: { db },
+      projection,
+    } = h;
     const event = funded(jobId);
     await db.transaction((tx) => projection.apply(tx, event));
     await db.transaction((tx) => projection.apply(tx, event));
@@ -201,7 +207,10 @@ describe('job event stream under concurrent projection transactions', () => {
   it('applies a consumer batch of several jobs in order, numbering each job on its own and skipping duplicates and strangers', async () => {
     const first = await submit();
     const second = await submit();
-    const { db, projection } = h.gateway.runtime;
+    const {
+      eventing: { db },
+      projection,
+    } = h;
     const recorded = funded(second);
     await db.transaction((tx) => projection.apply(tx, recorded));
     const firstFunded = funded(first);

@@ -15,7 +15,8 @@ describe('gateway tracing (NATS + Postgres)', () => {
   let key: string;
 
   beforeAll(async () => {
-    telemetry = initTelemetry({ serviceName: 'gateway-test', exporter });
+    // The gateway's own name: runService's initTelemetry then returns this handle, exporter and all.
+    telemetry = initTelemetry({ serviceName: 'gateway', exporter });
     h = await startHarness('gateway_tracing');
     key = await h.keyFor('tenant-trace', ['read', 'submit'], 'ai');
   });

@@ -1,5 +1,6 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Database, Tx } from '@gpunet/eventing';
+import type { Tx } from '@gpunet/eventing';
+import type { ApiKeyRow, ApiKeysRepository } from '../infra/api-keys.repository';
 
 /*
  * API keys look like `gpn_<id>_<secret>`: the id (12 base62 characters) finds the row, the secret
@@ -50,20 +51,10 @@ export interface ApiKeyRecord {
   readonly revokedAt: string | null;
 }
 
-interface KeyRow {
-  key_id: string;
-  secret_hash: string;
-  tenant_id: string;
-  scopes: ApiScope[];
-  name: string | null;
-  created_at: Date;
-  revoked_at: Date | null;
-}
-
-const toRecord = (r: KeyRow): ApiKeyRecord => ({
+const toRecord = (r: ApiKeyRow): ApiKeyRecord => ({
   keyId: r.key_id,
   tenantId: r.tenant_id,
-  scopes: r.scopes,
+  scopes: r.scopes as ApiScope[],
   name: r.name,
   createdAt: r.created_at.toISOString(),
   revokedAt: r.revoked_at?.toISOString() ?? null,
@@ -89,7 +80,7 @@ interface CachedKey {
   readonly until: number;
 }
 
-/** API keys and tenants' defaults in the gateway's schema. */
+/** API keys (authenticated through a bounded cache) and tenants' defaults. */
 export class ApiKeyStore {
   /*
    * Authenticated keys by id: the key lookup was one of the two Postgres round trips of every read
@@ -103,7 +94,7 @@ export class ApiKeyStore {
    * (bench/gateway: 70–230 key reads per run where ~15 expiries called for as many, each herd
    * taking pooled connections from the API's reads). Only reads the current entry started join it.
    */
-  readonly #reading = new Map<string, Promise<KeyRow | undefined>>();
+  readonly #reading = new Map<string, Promise<ApiKeyRow | undefined>>();
   #reads = 0;
   /** Moves on when a key is revoked or replaced here: a read begun before must not fill the cache. */
   #changes = 0;
@@ -112,16 +103,12 @@ export class ApiKeyStore {
   readonly #now: () => number;
 
   constructor(
-    private readonly db: Database,
+    private readonly keys: ApiKeysRepository,
     options: ApiKeyStoreOptions = {},
   ) {
     this.#ttlMs = options.cacheTtlMs ?? 5_000;
     this.#maxKeys = options.cacheMaxKeys ?? 10_000;
     this.#now = options.now ?? Date.now;
-  }
-
-  private get s(): string {
-    return this.db.schema;
   }
 
   /** The principal a presented key stands for, or null (unknown, revoked, wrong secret, malformed). */
@@ -140,7 +127,11 @@ export class ApiKeyStore {
     const changes = this.#changes;
     const row = await this.#read(parsed.keyId);
     if (!row || !secretMatches(parsed.secret, row.secret_hash)) return null;
-    const principal: ApiPrincipal = { keyId: row.key_id, tenantId: row.tenant_id, scopes: row.scopes };
+    const principal: ApiPrincipal = {
+      keyId: row.key_id,
+      tenantId: row.tenant_id,
+      scopes: row.scopes as ApiScope[],
+    };
     if (this.#ttlMs > 0 && changes === this.#changes && !this.#cache.has(row.key_id)) {
       this.#cache.set(row.key_id, {
         secretHash: Buffer.from(row.secret_hash, 'hex'),
@@ -153,16 +144,13 @@ export class ApiKeyStore {
   }
 
   /** The key's row if it exists and is not revoked: one database read however many ask at once. */
-  #read(keyId: string): Promise<KeyRow | undefined> {
+  #read(keyId: string): Promise<ApiKeyRow | undefined> {
     let reading = this.#reading.get(keyId);
     if (reading === undefined) {
       this.#reads += 1;
-      reading = this.db
-        .read<KeyRow>(`SELECT * FROM "${this.s}".api_keys WHERE key_id = $1 AND revoked_at IS NULL`, [keyId])
-        .then((rows) => rows[0])
-        .finally(() => {
-          if (this.#reading.get(keyId) === reading) this.#reading.delete(keyId);
-        });
+      reading = this.keys.findActive(keyId).finally(() => {
+        if (this.#reading.get(keyId) === reading) this.#reading.delete(keyId);
+      });
       this.#reading.set(keyId, reading);
     }
     return reading;
@@ -194,12 +182,11 @@ export class ApiKeyStore {
     tx?: Tx,
   ): Promise<{ key: string; record: ApiKeyRecord }> {
     const { key, keyId, secretHash } = generateApiKey();
-    const rows = await (tx ?? this.db).query<KeyRow>(
-      `INSERT INTO "${this.s}".api_keys (key_id, secret_hash, tenant_id, scopes, name)
-       VALUES ($1, $2, $3, $4, $5) RETURNING *`,
-      [keyId, secretHash, input.tenantId, [...new Set(input.scopes)], input.name],
+    const row = await this.keys.insert(
+      { keyId, secretHash, tenantId: input.tenantId, scopes: [...new Set(input.scopes)], name: input.name },
+      tx,
     );
-    return { key, record: toRecord(rows[0]!) };
+    return { key, record: toRecord(row) };
   }
 
   /** Makes `key` (from configuration) a valid admin key of `tenantId`; idempotent across restarts. */
@@ -207,48 +194,29 @@ export class ApiKeyStore {
     const parsed = parseApiKey(key);
     if (!parsed) throw new Error('the bootstrap admin key is malformed');
     this.#forget(parsed.keyId);
-    await this.db.query(
-      `INSERT INTO "${this.s}".api_keys (key_id, secret_hash, tenant_id, scopes, name)
-       VALUES ($1, $2, $3, $4, 'bootstrap')
-       ON CONFLICT (key_id) DO UPDATE SET secret_hash = EXCLUDED.secret_hash, tenant_id = EXCLUDED.tenant_id,
-         scopes = EXCLUDED.scopes, revoked_at = NULL`,
-      [parsed.keyId, hashSecret(parsed.secret), tenantId, ['admin', 'read', 'submit']],
-    );
+    await this.keys.upsertBootstrap({
+      keyId: parsed.keyId,
+      secretHash: hashSecret(parsed.secret),
+      tenantId,
+      scopes: ['admin', 'read', 'submit'],
+    });
   }
 
   async list(tenantId?: string): Promise<ApiKeyRecord[]> {
-    const rows = await this.db.query<KeyRow>(
-      tenantId === undefined
-        ? `SELECT * FROM "${this.s}".api_keys ORDER BY created_at, key_id`
-        : `SELECT * FROM "${this.s}".api_keys WHERE tenant_id = $1 ORDER BY created_at, key_id`,
-      tenantId === undefined ? [] : [tenantId],
-    );
-    return rows.map(toRecord);
+    return (await this.keys.list(tenantId)).map(toRecord);
   }
 
   /** Revokes a key; false when there is no such key. */
-  async revoke(keyId: string): Promise<boolean> {
+  revoke(keyId: string): Promise<boolean> {
     this.#forget(keyId);
-    const n = await this.db.execute(
-      `UPDATE "${this.s}".api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE key_id = $1`,
-      [keyId],
-    );
-    return n > 0;
+    return this.keys.revoke(keyId);
   }
 
-  async setDefaultSubnet(tenantId: string, subnetId: string | null, tx?: Tx): Promise<void> {
-    await (tx ?? this.db).execute(
-      `INSERT INTO "${this.s}".tenants (tenant_id, default_subnet) VALUES ($1, $2)
-       ON CONFLICT (tenant_id) DO UPDATE SET default_subnet = EXCLUDED.default_subnet`,
-      [tenantId, subnetId],
-    );
+  setDefaultSubnet(tenantId: string, subnetId: string | null, tx?: Tx): Promise<void> {
+    return this.keys.setDefaultSubnet(tenantId, subnetId, tx);
   }
 
-  async defaultSubnet(tenantId: string): Promise<string | null> {
-    const rows = await this.db.query<{ default_subnet: string | null }>(
-      `SELECT default_subnet FROM "${this.s}".tenants WHERE tenant_id = $1`,
-      [tenantId],
-    );
-    return rows[0]?.default_subnet ?? null;
+  defaultSubnet(tenantId: string): Promise<string | null> {
+    return this.keys.defaultSubnet(tenantId);
   }
 }

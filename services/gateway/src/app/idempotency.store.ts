@@ -2,11 +2,14 @@ import { createHash } from 'node:crypto';
 import type { Database, Tx } from '@gpunet/eventing';
 import { IdempotencyKeyReusedError, RequestValidationError } from '../domain/gateway.errors';
 import { decideIdempotency, IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency';
+import type { IdempotencyRepository } from '../infra/idempotency.repository';
 
 /** A response a POST produced: what a replay with the same Idempotency-Key gets again. */
 export interface StoredResponse {
   readonly status: number;
   readonly body: unknown;
+  /** The correlation the request started (its id: `X-Correlation-Id`), when it appended events. */
+  readonly correlationId?: string;
   /** True when this is a replay of a stored response. */
   readonly replayed?: boolean;
 }
@@ -21,11 +24,14 @@ export const requestHash = (method: string, route: string, contentType: string, 
 /**
  * Runs POST handlers at most once per (tenant, Idempotency-Key). The key's row is inserted at the
  * start of the handler's own transaction: a concurrent request with the same key waits on it and
- * then replays the committed response; a handler that fails rolls its key back with everything else,
- * so a corrected retry runs.
+ * then replays the committed response (its correlation too); a handler that fails rolls its key
+ * back with everything else, so a corrected retry runs.
  */
 export class IdempotencyStore {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly keys: IdempotencyRepository,
+  ) {}
 
   async run(
     tenantId: string,
@@ -41,19 +47,10 @@ export class IdempotencyStore {
         { path: 'header.idempotency-key', message: 'must be 1-255 visible ASCII characters' },
       ]);
     return this.db.transaction(async (tx) => {
-      const inserted = await tx.query(
-        `INSERT INTO "${tx.schema}".idempotency (tenant_id, key, request_hash) VALUES ($1, $2, $3)
-         ON CONFLICT (tenant_id, key) DO NOTHING RETURNING 1`,
-        [tenantId, key, hash],
-      );
-      if (inserted.length === 0) {
-        const rows = await tx.query<{ request_hash: string; status: number; body: unknown }>(
-          `SELECT request_hash, status, body FROM "${tx.schema}".idempotency WHERE tenant_id = $1 AND key = $2`,
-          [tenantId, key],
-        );
-        const row = rows[0];
+      if (!(await this.keys.claim(tx, tenantId, key, hash))) {
+        const row = await this.keys.find(tx, tenantId, key);
         const decision = decideIdempotency(
-          row ? { requestHash: row.request_hash, status: row.status, body: row.body } : null,
+          row ? { requestHash: row.requestHash, status: row.status, body: row.body } : null,
           hash,
         );
         if (decision.kind === 'mismatch')
@@ -61,13 +58,19 @@ export class IdempotencyStore {
             'this Idempotency-Key was already used with a different request; use a new key',
           );
         if (decision.kind === 'replay')
-          return { status: decision.status, body: decision.body, replayed: true };
+          return {
+            status: decision.status,
+            body: decision.body,
+            ...(row?.correlationId ? { correlationId: row.correlationId } : {}),
+            replayed: true,
+          };
       }
       const response = await handler(tx);
-      await tx.execute(
-        `UPDATE "${tx.schema}".idempotency SET status = $3, body = $4 WHERE tenant_id = $1 AND key = $2`,
-        [tenantId, key, response.status, JSON.stringify(redact(response.body))],
-      );
+      await this.keys.complete(tx, tenantId, key, {
+        status: response.status,
+        body: redact(response.body),
+        correlationId: response.correlationId ?? null,
+      });
       return response;
     });
   }

@@ -1,29 +1,35 @@
 import {
-  JobCancelRequested,
   JobStatementQuery,
   JobSubmitted,
   newEventId,
+  originOf,
   type PayloadOf,
-  type QueryDefinition,
-  type QueryRequest,
-  type QueryResponse,
+  streamIdOf,
 } from '@gpunet/contracts';
 import { parseEnsembleSpec } from '@gpunet/ensemble-spec';
-import { askQuery, type NewEvent, NoRespondersError, QueryTimeoutError, type Tx } from '@gpunet/eventing';
+import { type CommandHandler, EVENTING, type EventingRuntime } from '@gpunet/eventing';
+import { Inject, Injectable } from '@nestjs/common';
 import {
-  ConflictError,
   InvalidSpecError,
   NotFoundError,
   RequestValidationError,
   UnsupportedMediaTypeError,
-  UpstreamUnavailableError,
 } from '../domain/gateway.errors';
+import {
+  type JobRequestEvent,
+  type JobRequests,
+  jobRequestsDecider,
+  type RequestJobCancel,
+} from '../domain/job-requests.decider';
 import { deriveJobTerms } from '../domain/job-terms';
-import { type JobStatus, type JobView, submittedView, TERMINAL_STATUSES } from '../domain/job-view';
-import { decodeCursor, type JobPage } from '../infra/jobs.projection';
-import type { ApiPrincipal } from './api-keys';
-import type { GatewayRuntime } from './gateway.runtime';
-import { requestHash, type StoredResponse } from './idempotency.store';
+import { type JobStatus, type JobView, submittedView } from '../domain/job-view';
+import { decodeCursor, type JobPage, type JobsProjection } from '../infra/jobs.projection';
+import type { ApiKeyStore, ApiPrincipal } from './api-keys';
+import type { GatewayConfig } from './gateway.config';
+import { API_KEYS, GATEWAY_CONFIG, IDEMPOTENCY, JOBS_PROJECTION, UPSTREAM } from './gateway.tokens';
+import { type IdempotencyStore, requestHash, type StoredResponse } from './idempotency.store';
+import { appendRequested, newRequestId } from './request-chain';
+import type { Upstream } from './upstream';
 
 const YAML_TYPES = new Set([
   'application/yaml',
@@ -43,26 +49,32 @@ export const specFormatOf = (contentType: string): 'json' | 'yaml' => {
 
 export const newJobId = (): string => newEventId();
 
-/** An event the gateway appends, stamped now, starting its own correlation. */
-export const gatewayEvent = (def: { type: string; version: number }, data: unknown, now: Date): NewEvent => {
-  const eventId = newEventId();
-  return {
-    eventId,
-    type: def.type,
-    version: def.version,
-    data,
-    occurredAt: now.toISOString(),
-    correlationId: eventId,
-    causationId: null,
-  };
-};
-
-/** Submitting, reading and cancelling jobs, each by the caller's tenant. */
+/**
+ * Submitting, reading and cancelling jobs, each by the caller's tenant. A submission or a cancel
+ * starts a chain: its events carry the request's id as correlation and cause, and the job's read
+ * model row changes in the same transaction (a client reads its job right after submitting it).
+ */
+@Injectable()
 export class JobsService {
+  /** Cancels queue on the job's stream; the read model's row is locked inside the decision. */
+  private readonly cancels: CommandHandler<RequestJobCancel, JobRequestEvent, JobRequests>;
+
   constructor(
-    private readonly runtime: GatewayRuntime,
-    private readonly now: () => Date = () => new Date(),
-  ) {}
+    @Inject(EVENTING) private readonly eventing: EventingRuntime,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    @Inject(JOBS_PROJECTION) private readonly projection: JobsProjection,
+    @Inject(API_KEYS) private readonly keys: ApiKeyStore,
+    @Inject(IDEMPOTENCY) private readonly idempotency: IdempotencyStore,
+    @Inject(UPSTREAM) private readonly upstream: Upstream,
+  ) {
+    this.cancels = eventing.commandHandler({
+      decider: jobRequestsDecider,
+      concurrency: 'serial',
+      effects: async ({ tx, stored }) => {
+        for (const event of stored) await this.projection.apply(tx, event);
+      },
+    });
+  }
 
   async submit(
     principal: ApiPrincipal,
@@ -75,8 +87,8 @@ export class JobsService {
     // Read before the idempotency transaction opens: inside it, a second pooled connection would be
     // needed while the first is held, and a burst of pool-size submissions would wait on each other
     // for ever.
-    const tenantSubnet = await this.runtime.keys.defaultSubnet(principal.tenantId);
-    return this.runtime.idempotency.run(principal.tenantId, idempotencyKey, hash, async (tx) => {
+    const tenantSubnet = await this.keys.defaultSubnet(principal.tenantId);
+    return this.idempotency.run(principal.tenantId, idempotencyKey, hash, async (tx) => {
       const parsed = parseEnsembleSpec(body, { format });
       if (!parsed.ok)
         throw new InvalidSpecError(
@@ -89,11 +101,12 @@ export class JobsService {
           })),
         );
       const spec = parsed.spec;
-      const fallback = tenantSubnet ?? this.runtime.config.defaultSubnet;
+      const fallback = tenantSubnet ?? this.config.defaultSubnet;
       const terms = deriveJobTerms(spec, fallback);
       if (!terms.ok) throw new InvalidSpecError(terms.errors);
       const jobId = newJobId();
-      const submittedAt = this.now().toISOString();
+      const requestId = newRequestId();
+      const submittedAt = this.eventing.clock.now().toISOString();
       const data: PayloadOf<typeof JobSubmitted> = {
         jobId,
         tenantId: principal.tenantId,
@@ -106,10 +119,12 @@ export class JobsService {
         submittedAt,
         spec,
       };
-      const { events } = await this.runtime.store.append(
-        `job-${jobId}`,
-        [gatewayEvent(JobSubmitted, data, this.now())],
-        { expectedVersion: 'no_stream', tx },
+      const submitted = await appendRequested(
+        this.eventing,
+        tx,
+        { requestId, streamId: streamIdOf('job', jobId), expectedVersion: 'no_stream' },
+        JobSubmitted,
+        data,
       );
       const view = submittedView({
         jobId,
@@ -123,26 +138,26 @@ export class JobsService {
         maxDurationSeconds: data.maxDurationSeconds,
         submittedAt,
       });
-      await this.runtime.projection.insertSubmitted(tx, view, spec, events[0]!);
-      return { status: 202, body: view };
+      await this.projection.insertSubmitted(tx, view, spec, submitted);
+      return { status: 202, body: view, correlationId: requestId };
     });
   }
 
   /** The job as JSON text, as stored: `GET /v1/jobs/{id}` sends it without parsing it. */
   async getJson(principal: ApiPrincipal, jobId: string): Promise<string> {
-    const json = await this.runtime.projection.getJson(principal.tenantId, jobId);
+    const json = await this.projection.getJson(principal.tenantId, jobId);
     if (json === null) throw new NotFoundError(`no job ${jobId}`);
     return json;
   }
 
   async get(principal: ApiPrincipal, jobId: string): Promise<JobView> {
-    const view = await this.runtime.projection.get(principal.tenantId, jobId);
+    const view = await this.projection.get(principal.tenantId, jobId);
     if (!view) throw new NotFoundError(`no job ${jobId}`);
     return view;
   }
 
   async spec(principal: ApiPrincipal, jobId: string): Promise<unknown> {
-    const spec = await this.runtime.projection.getSpec(principal.tenantId, jobId);
+    const spec = await this.projection.getSpec(principal.tenantId, jobId);
     if (spec === null) throw new NotFoundError(`no job ${jobId}`);
     return spec;
   }
@@ -155,7 +170,7 @@ export class JobsService {
       throw new RequestValidationError([
         { path: 'query.cursor', message: 'is not a cursor this API returned (use nextCursor as given)' },
       ]);
-    return this.runtime.projection.list(principal.tenantId, {
+    return this.projection.list(principal.tenantId, {
       limit: filter.limit,
       ...(filter.status ? { status: filter.status } : {}),
       ...(filter.subnet !== undefined ? { subnetId: filter.subnet } : {}),
@@ -164,8 +179,9 @@ export class JobsService {
   }
 
   /**
-   * Appends `job.cancel-requested` once: a second cancel of a job already being cancelled answers
-   * the same without a second event; a job that has ended cannot be cancelled (409).
+   * Records `job.cancel-requested` once (`jobRequestsDecider`): a second cancel of a job already
+   * being cancelled answers the same without a second event; a job that has ended cannot be
+   * cancelled (409). The request's id is the cancel's correlation and cause.
    */
   cancel(
     principal: ApiPrincipal,
@@ -175,58 +191,35 @@ export class JobsService {
     idempotencyKey: string | undefined,
   ): Promise<StoredResponse> {
     const hash = requestHash('POST', `/v1/jobs/${jobId}/cancel`, 'application/json', rawBody);
-    return this.runtime.idempotency.run(principal.tenantId, idempotencyKey, hash, async (tx: Tx) => {
-      const rows = await tx.query<{ view: JobView }>(
-        `SELECT view FROM "${tx.schema}".jobs WHERE job_id = $1 AND tenant_id = $2 FOR UPDATE`,
-        [jobId, principal.tenantId],
+    return this.idempotency.run(principal.tenantId, idempotencyKey, hash, async (tx) => {
+      const requestId = newRequestId();
+      let view: JobView | undefined;
+      const handled = await this.cancels.handle(
+        streamIdOf('job', jobId),
+        async (_state, decisionTx) => {
+          view = await this.projection.lockView(decisionTx!, principal.tenantId, jobId);
+          if (!view) throw new NotFoundError(`no job ${jobId}`);
+          return {
+            type: 'RequestJobCancel',
+            jobId,
+            tenantId: principal.tenantId,
+            reason,
+            requestedAt: this.eventing.clock.now().toISOString(),
+            status: view.status,
+          };
+        },
+        originOf(requestId),
+        tx,
       );
-      const view = rows[0]?.view;
-      if (!view) throw new NotFoundError(`no job ${jobId}`);
-      if (TERMINAL_STATUSES.has(view.status))
-        throw new ConflictError(`job ${jobId} has already ended (${view.status})`);
-      if (view.cancelRequestedAt !== null) return { status: 202, body: view };
-      const data: PayloadOf<typeof JobCancelRequested> = {
-        jobId,
-        tenantId: principal.tenantId,
-        reason,
-        requestedAt: this.now().toISOString(),
-      };
-      const { events } = await this.runtime.store.append(
-        `job-${jobId}`,
-        [gatewayEvent(JobCancelRequested, data, this.now())],
-        { expectedVersion: 'any', tx },
-      );
-      await this.runtime.projection.apply(tx, events[0]!);
-      const after = await tx.query<{ view: JobView }>(
-        `SELECT view FROM "${tx.schema}".jobs WHERE job_id = $1`,
-        [jobId],
-      );
-      return { status: 202, body: after[0]!.view };
+      const after = handled.events.length > 0 ? await this.projection.viewIn(tx, jobId) : view;
+      return { status: 202, body: after, correlationId: requestId };
     });
   }
 
   async statement(principal: ApiPrincipal, jobId: string): Promise<unknown> {
     await this.get(principal, jobId);
-    const s = await ask(this.runtime, JobStatementQuery, { jobId });
+    const s = await this.upstream.ask(JobStatementQuery, { jobId });
     const { tenantId: _t, subnetId: _s, ...rest } = s;
     return rest;
   }
 }
-
-/** Asks another service; its absence or silence is a 503, not a 500. */
-export const ask = async <Q extends QueryDefinition>(
-  runtime: GatewayRuntime,
-  def: Q,
-  request: QueryRequest<Q>,
-): Promise<QueryResponse<Q>> => {
-  try {
-    return await askQuery(runtime.nats.nc, def, request, {
-      prefix: runtime.config.prefix,
-      timeoutMs: runtime.config.queryTimeoutMs,
-    });
-  } catch (error) {
-    if (error instanceof NoRespondersError || error instanceof QueryTimeoutError)
-      throw new UpstreamUnavailableError(`${def.name} is unavailable: ${error.message}`, { cause: error });
-    throw error;
-  }
-};

@@ -1,22 +1,29 @@
 import {
   AccountStatementQuery,
   FindCandidates,
+  type InputOf,
+  type MessageDefinition,
+  newEventId,
   type PayloadOf,
   SettlementBalancesQuery,
   SimulatedChainDepositRequest,
+  streamIdOf,
   SubnetCreateRequested,
   SubnetEconomicsQuery,
   SubnetJoinRequested,
   WithdrawalRequested,
 } from '@gpunet/contracts';
 import { type PRECISIONS } from '@gpunet/ensemble-spec';
+import { EVENTING, type EventingRuntime } from '@gpunet/eventing';
+import { Inject, Injectable } from '@nestjs/common';
 import type { z } from 'zod';
 import { NotFoundError, UpstreamUnavailableError } from '../domain/gateway.errors';
 import type { ApiPrincipal } from './api-keys';
-import type { GatewayRuntime } from './gateway.runtime';
+import { IDEMPOTENCY, UPSTREAM } from './gateway.tokens';
 import type * as S from './http/api.schemas';
-import { requestHash, type StoredResponse } from './idempotency.store';
-import { ask, gatewayEvent } from './jobs.service';
+import { type IdempotencyStore, requestHash, type StoredResponse } from './idempotency.store';
+import { appendRequested, newRequestId } from './request-chain';
+import type { Upstream } from './upstream';
 
 const MIN_TFLOPS_ANY: Record<(typeof PRECISIONS)[number], null> = {
   fp64: null,
@@ -31,20 +38,27 @@ const MIN_TFLOPS_ANY: Record<(typeof PRECISIONS)[number], null> = {
 /**
  * Providers, subnets and accounts: reads are settlement's and discovery's queries, writes are
  * requests recorded as events on the GATEWAY stream that settlement acts on (its outcome is an event
- * of its own: `subnet.created`, `subnet.request-rejected`, `withdrawal.held` …).
+ * of its own: `subnet.created`, `subnet.request-rejected`, `withdrawal.held` …), each the first of
+ * the request's chain.
  */
+@Injectable()
 export class MarketService {
   constructor(
-    private readonly runtime: GatewayRuntime,
-    private readonly now: () => Date = () => new Date(),
+    @Inject(EVENTING) private readonly eventing: EventingRuntime,
+    @Inject(IDEMPOTENCY) private readonly idempotency: IdempotencyStore,
+    @Inject(UPSTREAM) private readonly upstream: Upstream,
   ) {}
+
+  private now(): string {
+    return this.eventing.clock.now().toISOString();
+  }
 
   async providers(query: z.output<typeof S.ProvidersQuery>): Promise<unknown> {
     const models = (query.model ?? '')
       .split(',')
       .map((m) => m.trim().toUpperCase().replace(/\s+/g, ' '))
       .filter((m) => m !== '');
-    const page = await ask(this.runtime, FindCandidates, {
+    const page = await this.upstream.ask(FindCandidates, {
       gpu: {
         count: query.minGpus,
         vendor: query.vendor,
@@ -81,21 +95,29 @@ export class MarketService {
     };
   }
 
-  private request(
+  private request<D extends MessageDefinition>(
     principal: ApiPrincipal,
     route: string,
     rawBody: string,
     idempotencyKey: string | undefined,
-    def: { type: string; version: number },
-    streamId: string,
-    data: unknown,
+    requested: { readonly def: D; readonly streamId: string; readonly data: InputOf<D> },
     detail: string,
   ): Promise<StoredResponse> {
     const hash = requestHash('POST', route, 'application/json', rawBody);
-    return this.runtime.idempotency.run(principal.tenantId, idempotencyKey, hash, async (tx) => {
-      const event = gatewayEvent(def, data, this.now());
-      await this.runtime.store.append(streamId, [event], { expectedVersion: 'any', tx });
-      return { status: 202, body: { requestId: event.eventId, type: def.type, status: 'accepted', detail } };
+    return this.idempotency.run(principal.tenantId, idempotencyKey, hash, async (tx) => {
+      const requestId = newRequestId();
+      await appendRequested(
+        this.eventing,
+        tx,
+        { requestId, streamId: requested.streamId, expectedVersion: 'any' },
+        requested.def,
+        requested.data,
+      );
+      return {
+        status: 202,
+        body: { requestId, type: requested.def.type, status: 'accepted', detail },
+        correlationId: requestId,
+      };
     });
   }
 
@@ -111,16 +133,14 @@ export class MarketService {
       asset: body.asset,
       stake: body.stake,
       parameters: body.parameters,
-      requestedAt: this.now().toISOString(),
+      requestedAt: this.now(),
     };
     return this.request(
       principal,
       '/v1/subnets',
       rawBody,
       idempotencyKey,
-      SubnetCreateRequested,
-      `subnet-${body.subnetId}`,
-      data,
+      { def: SubnetCreateRequested, streamId: streamIdOf('subnet', body.subnetId), data },
       `settlement creates subnet ${body.subnetId} or rejects the request; GET /v1/subnets/${body.subnetId}`,
     );
   }
@@ -136,28 +156,26 @@ export class MarketService {
       subnetId,
       providerId: principal.tenantId,
       stake: body.stake,
-      requestedAt: this.now().toISOString(),
+      requestedAt: this.now(),
     };
     return this.request(
       principal,
       `/v1/subnets/${subnetId}/join`,
       rawBody,
       idempotencyKey,
-      SubnetJoinRequested,
-      `subnet-${subnetId}`,
-      data,
+      { def: SubnetJoinRequested, streamId: streamIdOf('subnet', subnetId), data },
       `settlement adds ${principal.tenantId} to ${subnetId} or rejects the request`,
     );
   }
 
   async subnet(subnetId: string): Promise<unknown> {
-    const economics = await ask(this.runtime, SubnetEconomicsQuery, { subnetId });
+    const economics = await this.upstream.ask(SubnetEconomicsQuery, { subnetId });
     if (!economics.exists) throw new NotFoundError(`no subnet ${subnetId}`);
     return economics;
   }
 
   balances(principal: ApiPrincipal, asset: string | undefined): Promise<unknown> {
-    return ask(this.runtime, SettlementBalancesQuery, {
+    return this.upstream.ask(SettlementBalancesQuery, {
       ownerId: principal.tenantId,
       ...(asset !== undefined ? { asset } : {}),
     });
@@ -167,7 +185,7 @@ export class MarketService {
   async statement(principal: ApiPrincipal, query: z.output<typeof S.StatementQuery>): Promise<unknown> {
     const owner = query.accountId.split(':')[2]?.split('#')[0];
     if (owner !== principal.tenantId) throw new NotFoundError(`no account ${query.accountId}`);
-    return ask(this.runtime, AccountStatementQuery, {
+    return this.upstream.ask(AccountStatementQuery, {
       accountId: query.accountId,
       afterSequence: query.afterSequence,
       limit: query.limit,
@@ -187,10 +205,10 @@ export class MarketService {
     idempotencyKey: string | undefined,
   ): Promise<StoredResponse> {
     const hash = requestHash('POST', '/v1/accounts/deposits', 'application/json', rawBody);
-    return this.runtime.idempotency.run(principal.tenantId, idempotencyKey, hash, async () => {
+    return this.idempotency.run(principal.tenantId, idempotencyKey, hash, async () => {
       let receipt: { chainTxId: string; available: string };
       try {
-        receipt = await ask(this.runtime, SimulatedChainDepositRequest, {
+        receipt = await this.upstream.ask(SimulatedChainDepositRequest, {
           ownerId: principal.tenantId,
           asset: body.asset,
           amount: body.amount,
@@ -222,7 +240,7 @@ export class MarketService {
     rawBody: string,
     idempotencyKey: string | undefined,
   ): Promise<StoredResponse> {
-    const withdrawalId = gatewayEvent(WithdrawalRequested, null, this.now()).eventId;
+    const withdrawalId = newEventId();
     const data: PayloadOf<typeof WithdrawalRequested> = {
       withdrawalId,
       ownerId: principal.tenantId,
@@ -230,16 +248,14 @@ export class MarketService {
       asset: body.asset,
       amount: body.amount,
       destination: body.destination,
-      requestedAt: this.now().toISOString(),
+      requestedAt: this.now(),
     };
     return this.request(
       principal,
       '/v1/accounts/withdrawals',
       rawBody,
       idempotencyKey,
-      WithdrawalRequested,
-      `withdrawal-${withdrawalId}`,
-      data,
+      { def: WithdrawalRequested, streamId: streamIdOf('withdrawal', withdrawalId), data },
       `withdrawal ${withdrawalId}: settlement holds the amount and sends it, or rejects it`,
     );
   }

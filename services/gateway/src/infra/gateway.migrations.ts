@@ -129,8 +129,25 @@ export class JobViewText1765100000000 implements MigrationInterface {
   }
 }
 
+/**
+ * The correlation a POST started (`X-Correlation-Id`), kept with its response: a replay with the
+ * same Idempotency-Key answers with the first request's correlation, the one its events carry.
+ */
+export class IdempotentCorrelation1796300000000 implements MigrationInterface {
+  readonly name = 'IdempotentCorrelation1796300000000';
+
+  async up(runner: QueryRunner): Promise<void> {
+    await runner.query(`ALTER TABLE "${schemaOf(runner)}".idempotency ADD COLUMN correlation_id text NULL`);
+  }
+
+  async down(runner: QueryRunner): Promise<void> {
+    await runner.query(`ALTER TABLE "${schemaOf(runner)}".idempotency DROP COLUMN correlation_id`);
+  }
+}
+
 export const gatewayMigrations = [
   GatewayTables1764480000000,
   JobEventSequence1764998400000,
   JobViewText1765100000000,
+  IdempotentCorrelation1796300000000,
 ];

@@ -203,6 +203,35 @@ export class JobsProjection {
     return n > 0;
   }
 
+  /**
+   * The tenant's job, its row locked until `tx` ends: what a cancel decides on, while no consumer
+   * batch can move the job on. Undefined when the tenant has no such job.
+   */
+  async lockView(tx: Tx, tenantId: string, jobId: string): Promise<JobView | undefined> {
+    const rows = await tx.query<{ view: JobView }>(
+      `SELECT view FROM "${tx.schema}".jobs WHERE job_id = $1 AND tenant_id = $2 FOR UPDATE`,
+      [jobId, tenantId],
+    );
+    return rows[0]?.view;
+  }
+
+  /** The job's view as `tx` sees it (after its own writes). */
+  async viewIn(tx: Tx, jobId: string): Promise<JobView | undefined> {
+    const rows = await tx.query<{ view: JobView }>(`SELECT view FROM "${tx.schema}".jobs WHERE job_id = $1`, [
+      jobId,
+    ]);
+    return rows[0]?.view;
+  }
+
+  /** The job's status; undefined when this gateway has no such job. */
+  async status(jobId: string): Promise<JobStatus | undefined> {
+    const rows = await this.db.query<{ status: JobStatus }>(
+      `SELECT status FROM "${this.s}".jobs WHERE job_id = $1`,
+      [jobId],
+    );
+    return rows[0]?.status;
+  }
+
   /** A tenant's job as `GET /v1/jobs/{id}` sends it (JSON text); null when it has none of that id. */
   getJson(tenantId: string, jobId: string): Promise<string | null> {
     return this.views.submit({ tenantId, jobId });

@@ -1,13 +1,20 @@
 import { type Envelope, type MessageDefinition, buildEnvelope } from '@gpunet/contracts';
+import { EVENTING, type EventingRuntime } from '@gpunet/eventing';
+import { type RunningService, runService } from '@gpunet/service-runtime';
 import { createLogger } from '@gpunet/telemetry';
 import { type NatsTestContext, type PostgresTestSchema, useNats, usePostgres } from '@gpunet/testing';
-import { Registry } from 'prom-client';
 import { generateApiKey } from '../../src/app/api-keys';
 import type { GatewayConfig } from '../../src/app/gateway.config';
-import { type RunningGateway, startGateway } from '../../src/app/gateway.app';
+import { gatewayHttp } from '../../src/app/gateway.http';
+import { GatewayModule } from '../../src/app/gateway.module';
+import { JOBS_PROJECTION } from '../../src/app/gateway.tokens';
+import type { JobsProjection } from '../../src/infra/jobs.projection';
 
 export interface GatewayHarness {
-  readonly gateway: RunningGateway;
+  /** The gateway as `main.ts` boots it (`runService`), without signal handlers. */
+  readonly service: RunningService;
+  readonly eventing: EventingRuntime;
+  readonly projection: JobsProjection;
   readonly url: string;
   readonly adminKey: string;
   readonly pg: PostgresTestSchema;
@@ -49,9 +56,18 @@ export const startHarness = async (
     ...overrides,
   };
   const logger = createLogger({ service: 'gateway-test', level: 'error' } as never);
-  const gateway = await startGateway({ config, logger, metrics: new Registry() });
+  const service = await runService({
+    name: 'gateway',
+    module: (context) => GatewayModule.forRoot(config, context),
+    http: (context) => gatewayHttp(config, context),
+    handleSignals: false,
+    env: {},
+    logger,
+  });
+  const url = service.url!;
+  const eventing = service.app.get<EventingRuntime>(EVENTING);
   const keyFor = async (tenantId: string, scopes = ['read', 'submit'], defaultSubnet?: string) => {
-    const res = await fetch(`${gateway.url}/v1/admin/api-keys`, {
+    const res = await fetch(`${url}/v1/admin/api-keys`, {
       method: 'POST',
       headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({ tenantId, scopes, ...(defaultSubnet ? { defaultSubnet } : {}) }),
@@ -60,8 +76,10 @@ export const startHarness = async (
     return ((await res.json()) as { key: string }).key;
   };
   return {
-    gateway,
-    url: gateway.url,
+    service,
+    eventing,
+    projection: service.app.get<JobsProjection>(JOBS_PROJECTION),
+    url,
     adminKey,
     pg,
     nats,
@@ -69,14 +87,14 @@ export const startHarness = async (
     publish: async (def, data, streamId) => {
       const envelope = buildEnvelope(def, data as never, { streamId });
       await nats.nc.flush();
-      const { js } = gateway.runtime.nats;
+      const { js } = eventing.nats;
       await js.publish(def.subject(undefined, nats.prefix), JSON.stringify(envelope), {
         msgID: envelope.eventId,
       });
       return envelope;
     },
     close: async () => {
-      await gateway.close();
+      await service.close();
       await nats.cleanup();
       await pg.drop();
     },

@@ -39,6 +39,9 @@ export const renderApiMarkdown = (): string => {
     '  and, where fields are at fault, `errors[]` (`path`, `message`, `code`, and `line`/`column` in a submitted spec).',
     '- **Idempotency**: every `POST` takes `Idempotency-Key`; a retry with the same body gets the first response',
     '  (`Idempotent-Replayed: true`), another body with the same key is `422`.',
+    '- **Correlation**: a request that starts work in the cluster (a submission, a cancel, a subnet or withdrawal',
+    '  request) answers with `X-Correlation-Id`, its id (UUIDv7): the correlation of the events it appends and of',
+    '  every event the services append in consequence; a replay answers with the first request’s.',
     '- **Limits**: request bodies up to `GATEWAY_BODY_LIMIT_BYTES` (1 MiB; `413` beyond), a token bucket per key',
     '  (`429` with `Retry-After`).',
     '',
@@ -76,6 +79,10 @@ export const renderApiMarkdown = (): string => {
             .join(', ')}.`,
           '',
         );
+      const headers = Object.entries(op['responses'] as Record<string, Json>).flatMap(([status, r]) =>
+        Object.keys((r['headers'] as Json | undefined) ?? {}).map((name) => `\`${name}\` (${status})`),
+      );
+      if (headers.length > 0) lines.push(`Response headers: ${headers.join(', ')}.`, '');
       lines.push('| status | meaning | body |', '| --- | --- | --- |');
       for (const [status, r] of Object.entries(op['responses'] as Record<string, Json>)) {
         const content = r['content'] as Record<string, { schema?: Json }> | undefined;

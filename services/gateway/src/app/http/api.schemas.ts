@@ -294,7 +294,9 @@ export const JoinSubnetBody = z.strictObject({ stake: Money }).meta({ id: 'JoinS
 
 export const AcceptedSchema = z
   .object({
-    requestId: z.string(),
+    requestId: z
+      .string()
+      .describe("the request's id (`X-Correlation-Id`): the correlation of what it caused"),
     type: z.string(),
     status: z.literal('accepted'),
     detail: z.string(),

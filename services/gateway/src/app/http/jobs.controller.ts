@@ -1,15 +1,12 @@
 import { Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { GatewayRuntime } from '../gateway.runtime';
+import { JOB_STREAMS, JOBS_SERVICE } from '../gateway.tokens';
 import type { JobsService } from '../jobs.service';
 import * as S from './api.schemas';
-import { contentTypeOf, idempotencyKeyOf, requireScope } from './request-context';
+import { contentTypeOf, idempotencyKeyOf, rawBodyOf, requireScope } from './request-context';
 import { sendStored } from './reply';
-import { type StreamRegistry, streamJobEvents, streamJobLogs } from './sse';
-import { GATEWAY_RUNTIME, JOBS_SERVICE, STREAMS } from './tokens';
+import type { JobStreams } from './sse';
 import { parseInput, parseJsonBody } from './validate';
-
-const rawBodyOf = (request: FastifyRequest): string => (typeof request.body === 'string' ? request.body : '');
 
 /** A reconnecting EventSource's `Last-Event-ID` (the last `id` it saw); anything else is ignored. */
 const lastEventIdOf = (request: FastifyRequest): number | undefined => {
@@ -21,8 +18,7 @@ const lastEventIdOf = (request: FastifyRequest): number | undefined => {
 export class JobsController {
   constructor(
     @Inject(JOBS_SERVICE) private readonly jobs: JobsService,
-    @Inject(GATEWAY_RUNTIME) private readonly runtime: GatewayRuntime,
-    @Inject(STREAMS) private readonly streams: StreamRegistry,
+    @Inject(JOB_STREAMS) private readonly streams: JobStreams,
   ) {}
 
   @Post()
@@ -100,14 +96,7 @@ export class JobsController {
     const { jobId } = parseInput(S.JobIdParams, request.params, 'path');
     const query = parseInput(S.EventsQuery, request.query, 'query');
     await this.jobs.get(principal, jobId);
-    streamJobEvents(
-      this.runtime,
-      this.streams,
-      request,
-      reply,
-      jobId,
-      query.after ?? lastEventIdOf(request) ?? 0,
-    );
+    this.streams.events(request, reply, jobId, query.after ?? lastEventIdOf(request) ?? 0);
   }
 
   @Get(':jobId/logs')
@@ -117,7 +106,7 @@ export class JobsController {
     const query = parseInput(S.LogsQuery, request.query, 'query');
     await this.jobs.get(principal, jobId);
     const after = query.after ?? lastEventIdOf(request);
-    await streamJobLogs(this.runtime, this.streams, request, reply, jobId, {
+    await this.streams.logs(request, reply, jobId, {
       follow: query.follow ?? false,
       ...(after !== undefined ? { afterSeq: after } : {}),
       ...(query.rank !== undefined ? { rank: query.rank } : {}),

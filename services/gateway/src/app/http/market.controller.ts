@@ -1,13 +1,11 @@
 import { Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { MARKET_SERVICE } from '../gateway.tokens';
 import type { MarketService } from '../market.service';
 import * as S from './api.schemas';
-import { idempotencyKeyOf, requireScope } from './request-context';
+import { idempotencyKeyOf, rawBodyOf, requireScope } from './request-context';
 import { sendStored } from './reply';
-import { MARKET_SERVICE } from './tokens';
 import { parseInput, parseJsonBody } from './validate';
-
-const rawBodyOf = (request: FastifyRequest): string => (typeof request.body === 'string' ? request.body : '');
 
 @Controller('v1')
 export class MarketController {

@@ -1,10 +1,20 @@
 import { z } from 'zod';
 import { ProblemSchema } from './api.schemas';
-import { ROUTES, type RouteSpec } from './routes';
+import { API_OPERATIONS, type ApiOperation } from './api.operations';
 
 type JsonSchema = Record<string, unknown>;
 
 const PROBLEM_REF = { $ref: '#/components/schemas/Problem' };
+
+/** The response header of a request that starts a chain (`ApiOperation.startsChain`). */
+const CORRELATION_HEADER = {
+  'X-Correlation-Id': {
+    description:
+      "This request's id (UUIDv7): the correlation and cause of the events it appended, and the " +
+      'correlation of every event that follows from them. A replay gives the first request’s.',
+    schema: { type: 'string', format: 'uuid' },
+  },
+};
 const PROBLEM = 'application/problem+json';
 
 /** Reusable schemas (`.meta({ id })`) land in components; the rest inline. */
@@ -62,7 +72,7 @@ const parametersOf = (
   });
 };
 
-const operationOf = (route: RouteSpec, components: Record<string, JsonSchema>): JsonSchema => {
+const operationOf = (route: ApiOperation, components: Record<string, JsonSchema>): JsonSchema => {
   const parameters = [
     ...parametersOf('path', route.params, components),
     ...parametersOf('query', route.query, components),
@@ -86,8 +96,10 @@ const operationOf = (route: RouteSpec, components: Record<string, JsonSchema>): 
       : type === PROBLEM
         ? PROBLEM_REF
         : undefined;
+    const succeeded = Number(status) >= 200 && Number(status) < 300;
     responses[status] = {
       description: r.description,
+      ...(route.startsChain && succeeded ? { headers: CORRELATION_HEADER } : {}),
       ...(Number(status) === 204 ? {} : { content: { [type]: schema ? { schema } : {} } }),
     };
   }
@@ -135,12 +147,12 @@ const operationOf = (route: RouteSpec, components: Record<string, JsonSchema>): 
 
 export const API_VERSION = '1.0.0';
 
-/** The OpenAPI 3.1 document of the gateway, generated from the route table and its zod schemas. */
+/** The OpenAPI 3.1 document of the gateway, generated from its operations and their zod schemas. */
 export const buildOpenApiDocument = (): JsonSchema => {
   const components: Record<string, JsonSchema> = {};
   schemaOf(ProblemSchema, 'output', components);
   const paths: Record<string, Record<string, JsonSchema>> = {};
-  for (const route of ROUTES) {
+  for (const route of API_OPERATIONS) {
     paths[route.path] ??= {};
     paths[route.path]![route.method] = operationOf(route, components);
   }
@@ -154,7 +166,7 @@ export const buildOpenApiDocument = (): JsonSchema => {
         '`Authorization: Bearer <api key>`. Errors are RFC 9457 problem details.',
     },
     servers: [{ url: '/' }],
-    tags: [...new Set(ROUTES.map((r) => r.tag))].map((name) => ({ name })),
+    tags: [...new Set(API_OPERATIONS.map((r) => r.tag))].map((name) => ({ name })),
     paths,
     components: {
       schemas: Object.fromEntries(Object.entries(components).sort(([a], [b]) => a.localeCompare(b))),

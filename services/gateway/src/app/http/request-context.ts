@@ -24,4 +24,8 @@ export const idempotencyKeyOf = (request: FastifyRequest): string | undefined =>
   return Array.isArray(value) ? value[0] : value;
 };
 
+/** The body as the gateway's content-type parsers keep it: the raw text ('' without one). */
+export const rawBodyOf = (request: FastifyRequest): string =>
+  typeof request.body === 'string' ? request.body : '';
+
 export const contentTypeOf = (request: FastifyRequest): string => request.headers['content-type'] ?? '';

@@ -1,9 +1,9 @@
-import { Controller, Get, Inject, Res } from '@nestjs/common';
+import { EVENTING, type EventingRuntime } from '@gpunet/eventing';
 import type { Registry } from '@gpunet/telemetry';
+import { Controller, Get, Inject, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import type { GatewayRuntime } from '../gateway.runtime';
+import { METRICS_REGISTRY } from '../gateway.tokens';
 import { buildOpenApiDocument } from './openapi';
-import { GATEWAY_RUNTIME, METRICS_REGISTRY } from './tokens';
 
 const DOCS_HTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>gpunet gateway API</title>
@@ -31,7 +31,7 @@ export class SystemController {
   private readonly document = buildOpenApiDocument();
 
   constructor(
-    @Inject(GATEWAY_RUNTIME) private readonly runtime: GatewayRuntime,
+    @Inject(EVENTING) private readonly eventing: EventingRuntime,
     @Inject(METRICS_REGISTRY) private readonly metrics: Registry,
   ) {}
 
@@ -42,7 +42,7 @@ export class SystemController {
 
   @Get('readyz')
   async ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
-    const { database, nats } = await this.runtime.ready();
+    const { database, nats } = await this.eventing.health();
     const ok = database && nats;
     reply.status(ok ? 200 : 503);
     return { status: ok ? 'ok' : 'unavailable', database, nats };

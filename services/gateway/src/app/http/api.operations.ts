@@ -4,7 +4,7 @@ import type { ApiScope } from '../api-keys';
 import * as S from './api.schemas';
 
 /** One operation of the REST API, as the OpenAPI document describes it. */
-export interface RouteSpec {
+export interface ApiOperation {
   readonly operationId: string;
   readonly method: 'get' | 'post' | 'delete';
   /** OpenAPI path template (`/v1/jobs/{jobId}`). */
@@ -21,6 +21,11 @@ export interface RouteSpec {
     | { readonly schema: z.ZodType; readonly required: boolean }
     | { readonly ref: string; readonly contentTypes: readonly string[] };
   readonly idempotent?: boolean;
+  /**
+   * The request starts a chain: what it appends carries its id as correlation, and its success
+   * response (and a replay of it) names that id in `X-Correlation-Id`.
+   */
+  readonly startsChain?: boolean;
   readonly responses: Readonly<
     Record<
       number,
@@ -31,7 +36,8 @@ export interface RouteSpec {
 
 const SSE = 'text/event-stream';
 
-export const ROUTES: readonly RouteSpec[] = [
+/** Every operation of the REST API: the source of the OpenAPI document and `docs/api.md`. */
+export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     operationId: 'health',
     method: 'get',
@@ -79,6 +85,7 @@ export const ROUTES: readonly RouteSpec[] = [
     scope: 'submit',
     body: { ref: JSON_SCHEMA_ID, contentTypes: ['application/yaml', 'application/json'] },
     idempotent: true,
+    startsChain: true,
     responses: {
       202: {
         description: 'submitted; settlement escrows its budget, then the scheduler places it',
@@ -127,6 +134,7 @@ export const ROUTES: readonly RouteSpec[] = [
     params: S.JobIdParams,
     body: { schema: S.CancelBody, required: false },
     idempotent: true,
+    startsChain: true,
     responses: {
       202: { description: 'cancellation requested; execution stops the ranks', schema: S.JobSchema },
       404: { description: 'no such job' },
@@ -193,6 +201,7 @@ export const ROUTES: readonly RouteSpec[] = [
     scope: 'submit',
     body: { schema: S.CreateSubnetBody, required: true },
     idempotent: true,
+    startsChain: true,
     responses: {
       202: { description: 'requested; settlement creates or rejects it', schema: S.AcceptedSchema },
     },
@@ -220,6 +229,7 @@ export const ROUTES: readonly RouteSpec[] = [
     params: S.SubnetIdParams,
     body: { schema: S.JoinSubnetBody, required: true },
     idempotent: true,
+    startsChain: true,
     responses: { 202: { description: 'requested', schema: S.AcceptedSchema } },
   },
   {
@@ -254,6 +264,7 @@ export const ROUTES: readonly RouteSpec[] = [
     scope: 'submit',
     body: { schema: S.WithdrawalBody, required: true },
     idempotent: true,
+    startsChain: true,
     responses: { 202: { description: 'requested; settlement holds and sends it', schema: S.AcceptedSchema } },
   },
   {
