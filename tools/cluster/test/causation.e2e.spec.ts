@@ -166,7 +166,7 @@ describe('one correlation from the request to the ranks, and causation that neve
       'edge.start-rank',
       'edge.rank-status',
       'job.running',
-      'usage.reported',
+      'rank.exited',
       'job.completed',
       'job.settled',
     ])
