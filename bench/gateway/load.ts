@@ -62,7 +62,7 @@ export interface LoadResult {
   /** The load generator's own CPU time per request in the measured run (it shares the cores). */
   readonly cpuMsPerRequest: number;
   /**
-   * Open loop: where the slow requests (over 25 ms, the F9 bound) fell due — the 100 ms windows
+   * Open loop: where the slow requests (over 25 ms, the gateway's p99 target) fell due — the 100 ms windows
    * holding the most of them, as [seconds into the run, slow requests, their max ms] — to tell a few
    * stalls from a tail spread over the whole run.
    */

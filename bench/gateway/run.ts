@@ -1,5 +1,5 @@
 /**
- * bench/gateway — the real gateway (F9) under HTTP load, against a bare `node:http` server measured
+ * bench/gateway — the real gateway (`services/gateway`) under HTTP load, against a bare `node:http` server measured
  * in the same run with the same load generator.
  *
  *   npm run bench:gateway [-- --submissions 2000 --submit-concurrency 8 --get-seconds 10
@@ -19,7 +19,7 @@
  * Phases: submit (POST /v1/jobs, the YAML of docs/examples/15-multi-provider-ddp.yaml, a fresh
  * Idempotency-Key each), get (GET /v1/jobs/{id} over the submitted jobs, for a fixed time, while
  * the writer runs: closed loop = capacity), get@rate (the same GETs due at `--get-rate` per second,
- * open loop, latency from when each was due — what the F9 target is judged on), each also against
+ * open loop, latency from when each was due — what the gateway's latency target is judged on), each also against
  * the baseline. Prints a table and the ratios; writes
  * bench/gateway/results.json. Needs NATS and Postgres (NATS_URL, DATABASE_URL; defaults: the local
  * ones); drops its schema and streams at the end.
@@ -52,7 +52,7 @@ const { values } = parseArgs({
     'submit-concurrency': { type: 'string', default: '8' },
     'get-seconds': { type: 'string', default: '10' },
     'get-concurrency': { type: 'string', default: '32' },
-    // The open-loop phase: GET at this rate on up to this many connections (the F9 target's rate).
+    // The open-loop phase: GET at this rate on up to this many connections (the gateway target's rate).
     'get-rate': { type: 'string', default: '2000' },
     'get-rate-connections': { type: 'string', default: '64' },
     'warmup-seconds': { type: 'string', default: '2' },

@@ -1,4 +1,4 @@
-// The edge side of gpunet's benchmarking (F4): the torch runner, simulated profiles, link probes and
+// The edge side of gpunet's benchmarking: the torch runner, simulated profiles, link probes and
 // the agent that answers benchmarking's commands. See README.md and docs/benchmarking.md.
 export {
   type BenchmarkRequest,

@@ -57,6 +57,7 @@ export {
   type StoredEvent,
 } from './postgres/event-store';
 export { eventingMigrations } from './postgres/migrations';
+export { schemaOf as migrationSchemaOf } from './postgres/migrations/schema';
 export {
   type Projection,
   rebuildFromEventStore,

@@ -1,4 +1,4 @@
-// Network coordinates and probe planning for gpunet's benchmarking (F4): pure, deterministic for a
+// Network coordinates and probe planning for gpunet's benchmarking: pure, deterministic for a
 // given seed, no I/O. See docs/benchmarking.md.
 export { type Coordinate, ORIGIN, predictRtt } from './domain/coordinate';
 export { estimateRtt, minRttByPair, type RttEstimate } from './domain/estimate';

@@ -1,4 +1,4 @@
-// The pure placement core of gpunet's scheduler (DESIGN.md §4.4–4.6): no I/O, deterministic for
+// The pure placement core of gpunet's scheduler: no I/O, deterministic for
 // (snapshot, request, seed). See docs/scheduling.md.
 export type {
   ClusterSnapshotInput,

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { toIssues, type ValidationIssue } from '@gpunet/contracts';
+import type { ServiceConnection } from '@gpunet/eventing';
 import { parseDurationMs } from '@gpunet/ensemble-spec';
 import { z } from 'zod';
 
@@ -77,4 +78,35 @@ export const readNatsSeed = (service: string, path: string | undefined): string 
       { path: 'NATS_NKEY_SEED_FILE', message: `cannot read: ${String(error)}` },
     ]);
   }
+};
+
+/** The variables of `serviceEnvShape` once parsed. */
+export interface ServiceEnv {
+  readonly DATABASE_URL: string;
+  readonly NATS_URL: string;
+  readonly NATS_NKEY_SEED_FILE?: string | undefined;
+  readonly SUBJECT_PREFIX: string;
+}
+
+/**
+ * Where the service's state and messages live, from its parsed environment (`serviceEnvShape`):
+ * the database, its own schema (`<SERVICE>_SCHEMA`), NATS with its seed (read from
+ * `NATS_NKEY_SEED_FILE`) and the namespace prefix. Spread into the service's configuration.
+ */
+export const serviceConnectionOf = (service: string, e: ServiceEnv): ServiceConnection => {
+  const schema = (e as unknown as Record<string, unknown>)[`${service.toUpperCase()}_SCHEMA`];
+  if (typeof schema !== 'string')
+    throw new InvalidConfigError(service, [
+      {
+        path: `${service.toUpperCase()}_SCHEMA`,
+        message: 'missing: parse the environment with serviceEnvShape',
+      },
+    ]);
+  return {
+    databaseUrl: e.DATABASE_URL,
+    schema,
+    natsUrl: e.NATS_URL,
+    natsSeed: readNatsSeed(service, e.NATS_NKEY_SEED_FILE),
+    prefix: e.SUBJECT_PREFIX,
+  };
 };

@@ -7,4 +7,12 @@ export {
   SERVICE_CONTEXT,
   type ServiceContext,
 } from './run-service';
-export { envDuration, InvalidConfigError, parseServiceEnv, readNatsSeed, serviceEnvShape } from './config';
+export {
+  envDuration,
+  InvalidConfigError,
+  parseServiceEnv,
+  readNatsSeed,
+  serviceConnectionOf,
+  type ServiceEnv,
+  serviceEnvShape,
+} from './config';

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { envDuration, InvalidConfigError, parseServiceEnv, readNatsSeed, serviceEnvShape } from '../src';
+import {
+  envDuration,
+  InvalidConfigError,
+  parseServiceEnv,
+  readNatsSeed,
+  serviceConnectionOf,
+  serviceEnvShape,
+} from '../src';
 
 const Schema = z.object({ ...serviceEnvShape('probe'), WINDOW: envDuration('30s') });
 
@@ -13,6 +20,24 @@ describe('service configuration helpers', () => {
       SUBJECT_PREFIX: '',
       WINDOW: 120_000,
     });
+  });
+
+  it('gives the service its connection: database, its own schema, NATS, seed, namespace', () => {
+    const e = parseServiceEnv('probe', Schema, {
+      DATABASE_URL: 'postgres://x@h/db',
+      PROBE_SCHEMA: 'probe_2',
+      NATS_URL: 'nats://n:4222',
+      SUBJECT_PREFIX: 't1',
+    });
+    expect(serviceConnectionOf('probe', e)).toEqual({
+      databaseUrl: 'postgres://x@h/db',
+      schema: 'probe_2',
+      natsUrl: 'nats://n:4222',
+      natsSeed: null,
+      prefix: 't1',
+    });
+    // Parsed for another service: its schema variable is not there, and that is said.
+    expect(() => serviceConnectionOf('other', e)).toThrow(/OTHER_SCHEMA/);
   });
 
   it('names every bad variable at once', () => {

@@ -13,6 +13,7 @@ export {
 } from './decider/given-when-then';
 export { MAX_NAMESPACE_LENGTH, testNamespace } from './namespace';
 export { databaseUrl, natsUrl } from './infra/targets';
+export { serviceConnection } from './infra/service-connection';
 export {
   type PostgresTestSchema,
   redact,

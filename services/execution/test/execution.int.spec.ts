@@ -21,6 +21,7 @@ import {
   useNats,
   usePostgres,
   waitFor,
+  serviceConnection,
 } from '@gpunet/testing';
 import { jetstream } from '@nats-io/jetstream';
 import type { Msg, Subscription } from '@nats-io/nats-core';
@@ -180,11 +181,7 @@ describe('execution (NATS + Postgres)', () => {
       module: ({ metrics }) =>
         ExecutionModule.forRoot({
           config: {
-            databaseUrl: pg.connectionString,
-            schema: pg.schema,
-            natsUrl: String(nats.servers),
-            natsSeed: null,
-            prefix: nats.prefix,
+            ...serviceConnection(pg, nats),
             policy: POLICY,
             tickMs: 1_000,
             edgeTimeoutMs: 1_000,

@@ -30,7 +30,7 @@ const H100 = join(FIXTURES, 'simulated', 'h100-node.inventory.yaml');
 // Inside the policy's availability windows (Tuesday 22:00 in Berlin).
 const NOW = '2030-01-01T21:00:00.000Z';
 
-describe('the edge runs the benchmark agent (F4)', () => {
+describe('the edge runs the benchmark agent', () => {
   let nats: NatsTestContext;
   let agent: EdgeAgent;
   const reports = new EventCollector<{ subject: string; envelope: Envelope }>('benchmark reports');

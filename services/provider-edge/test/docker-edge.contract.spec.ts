@@ -49,7 +49,7 @@ subnets: [public]
 jobs: { max_duration: 1h }
 `;
 
-describe.skipIf(!docker)('the edge runs ranks in sandboxed containers (F10)', () => {
+describe.skipIf(!docker)('the edge runs ranks in sandboxed containers (docker runtime)', () => {
   const engine = new Docker();
   let nats: NatsTestContext;
   let agent: EdgeAgent;

@@ -24,7 +24,7 @@ jobs: { max_duration: 1h }
 `;
 
 /*
- * The overlay agent mounted on the edge's own NATS connection (F7): it answers the edge's overlay
+ * The overlay agent mounted on the edge's own NATS connection: it answers the edge's overlay
  * commands while the edge runs (validation and idempotent detach need no root), not when the edge
  * runs without overlays, and no longer once the edge stopped. Attaching for real (namespaces,
  * WireGuard) is the e2e tier's: tools/cluster/test/multi-provider-job-overlay.e2e.spec.ts.

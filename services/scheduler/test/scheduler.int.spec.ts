@@ -30,6 +30,7 @@ import {
   useNats,
   usePostgres,
   waitFor,
+  serviceConnection,
 } from '@gpunet/testing';
 import type { Msg, Subscription } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -179,11 +180,7 @@ describe('scheduler (NATS + Postgres)', () => {
       module: ({ metrics }) =>
         SchedulerModule.forRoot({
           config: {
-            databaseUrl: pg.connectionString,
-            schema: pg.schema,
-            natsUrl: String(nats.servers),
-            natsSeed: null,
-            prefix: nats.prefix,
+            ...serviceConnection(pg, nats),
             reservationDeadlineMs: 2_000,
             holdMs: 300_000,
             maxAttempts: 5,

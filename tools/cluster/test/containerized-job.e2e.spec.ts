@@ -13,16 +13,17 @@ const IMAGE = 'gpunet/examples:torch-cpu';
 const JOB = 'job-e2e-ddp-containers';
 
 /*
- * F10's end-to-end job: F6's 4-rank DDP example in sandboxed containers (the docker runtime,
- * `provider-edge start --runtime docker`) on F7's job overlay, between two providers behind
- * symmetric NATs and a relay. On each edge the job's network sandbox — a container with no network —
- * holds the namespace the overlay agent moves `gpunet0` into; both rank containers of that edge join
- * it, and nothing else: no bridge, no host network, no route but the overlay. The job's code comes in
- * its image (gpunet/examples:torch-cpu, built by deploy/images/build-standins.sh).
+ * The containerized end-to-end job: the multi-provider job's 4-rank DDP example in sandboxed
+ * containers (the docker runtime, `provider-edge start --runtime docker`) on the job overlay,
+ * between two providers behind symmetric NATs and a relay. On each edge the job's network sandbox —
+ * a container with no network — holds the namespace the overlay agent moves `gpunet0` into; both
+ * rank containers of that edge join it, and nothing else: no bridge, no host network, no route but
+ * the overlay. The job's code comes in its image (gpunet/examples:torch-cpu, built by
+ * deploy/images/build-standins.sh).
  */
 const ok =
-  (await requireTestbed('containerized multi-provider job (F10 + F7 end to end)', ['wireguard-go'])) &&
-  (await requireDocker('containerized multi-provider job (F10 + F7 end to end)'));
+  (await requireTestbed('containerized multi-provider job (end to end)', ['wireguard-go'])) &&
+  (await requireDocker('containerized multi-provider job (end to end)'));
 const imageBuilt =
   ok && (await run(['docker', 'image', 'inspect', IMAGE], { allowFailure: true })).status === 0;
 if (ok && !imageBuilt)

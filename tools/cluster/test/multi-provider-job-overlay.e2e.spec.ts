@@ -14,7 +14,7 @@ const SPEC = 'docs/examples/15-multi-provider-ddp.yaml';
 const JOB = 'job-e2e-ddp-overlay';
 
 /*
- * F6's end-to-end job through the job overlay (F7): the same two simulated providers and the same
+ * The multi-provider end-to-end job through the job overlay: the same two simulated providers and the same
  * 4-rank DDP example, but each edge sits behind its own symmetric NAT (no direct path between them
  * can be punched) with a relay in public. Execution runs with EXECUTION_NETWORK=overlay: before the
  * ranks start it has both edges attach the job's WireGuard network (`gpunet0` in a rank namespace
@@ -22,7 +22,7 @@ const JOB = 'job-e2e-ddp-overlay';
  * in those namespaces (process runtime) and rendezvous at rank 0's overlay address. The same job in
  * containers: containerized-job.e2e.spec.ts.
  */
-const ok = await requireTestbed('multi-provider job over the overlay (F6 + F7 end to end)', ['wireguard-go']);
+const ok = await requireTestbed('multi-provider job over the overlay (end to end)', ['wireguard-go']);
 
 describe.skipIf(!ok)('a multi-provider job through the job overlay, edges behind symmetric NATs', () => {
   let oc: OverlayCluster;

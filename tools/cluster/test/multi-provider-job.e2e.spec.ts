@@ -30,13 +30,13 @@ const ROOT = join(import.meta.dirname, '..', '..', '..');
 const SPEC = 'docs/examples/15-multi-provider-ddp.yaml';
 
 /*
- * F6's end-to-end job: two simulated providers, each edge in its own network namespace with its own
+ * The multi-provider end-to-end job: two simulated providers, each edge in its own network namespace with its own
  * address (routed directly on a test bridge), the control plane as separate processes on the host.
  * The 4-rank DDP example is submitted the way the gateway submits it → funded → placed across both
  * providers → every rank rendezvouses → trains → the loss falls → all exit 0 → `job.completed` with
  * usage per provider → settled.
  */
-const ok = await requireTestbed('multi-provider job (F6 end to end)');
+const ok = await requireTestbed('multi-provider job (end to end)');
 
 describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, processes)', () => {
   let c: ClusterUnderTest;

@@ -71,7 +71,7 @@ const sameSettings = (a: DurableSettings, b: DurableSettings): boolean =>
   JSON.stringify(a, Object.keys(a).sort()) === JSON.stringify(b, Object.keys(b).sort());
 
 /**
- * A Nest custom transport over NATS (ADR 0041): `@EventPattern(definition, durable(name))`
+ * A Nest custom transport over NATS (ADR 0004): `@EventPattern(definition, durable(name))`
  * handlers run on durable JetStream pull consumers with the guarantees of `DurableConsumer` (effects,
  * inbox and checkpoint in one transaction, ack after commit, retries with backoff, dead letters with
  * the reason, batches); `@MessagePattern(query)` handlers answer core-NATS request/reply with typed

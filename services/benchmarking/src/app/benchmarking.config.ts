@@ -1,22 +1,15 @@
+import type { ServiceConnection } from '@gpunet/eventing';
 import {
   envDuration,
   InvalidConfigError,
   parseServiceEnv,
-  readNatsSeed,
+  serviceConnectionOf,
   serviceEnvShape,
 } from '@gpunet/service-runtime';
 import { z } from 'zod';
 
 /** Benchmarking's settings, from the environment. Durations take units (`15m`, `7d`). */
-export interface BenchmarkingConfig {
-  readonly databaseUrl: string;
-  /** The service's own Postgres schema. Default `benchmarking`. */
-  readonly schema: string;
-  readonly natsUrl: string;
-  /** The service's NATS user nkey seed (`SU…`); null: no credentials (development server). */
-  readonly natsSeed: string | null;
-  /** Subject/stream namespace (tests); default ''. */
-  readonly prefix: string;
+export interface BenchmarkingConfig extends ServiceConnection {
   /** Period of benchmark sweeps (expire, renew, spot-check); 0: only on `sweep()`. Default 1m. */
   readonly sweepIntervalMs: number;
   /** Period of network probe cycles; 0: only on `probeCycle()`. Default 30m. */
@@ -91,13 +84,8 @@ const EnvSchema = z.object({
 /** Reads the configuration; every problem names its variable. */
 export const configFromEnv = (env: Readonly<Record<string, string | undefined>>): BenchmarkingConfig => {
   const e = parseServiceEnv('benchmarking', EnvSchema, env);
-  const natsSeed = readNatsSeed('benchmarking', e.NATS_NKEY_SEED_FILE);
   return {
-    databaseUrl: e.DATABASE_URL,
-    schema: e.BENCHMARKING_SCHEMA,
-    natsUrl: e.NATS_URL,
-    natsSeed,
-    prefix: e.SUBJECT_PREFIX,
+    ...serviceConnectionOf('benchmarking', e),
     sweepIntervalMs: e.BENCHMARK_SWEEP_INTERVAL,
     probeIntervalMs: e.PROBE_INTERVAL,
     profileTtlMs: e.PROFILE_TTL,

@@ -1,10 +1,5 @@
+import { migrationSchemaOf } from '@gpunet/eventing';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-
-const schemaOf = (runner: QueryRunner): string => {
-  const schema = (runner.connection.options as { schema?: string }).schema;
-  if (schema === undefined) throw new Error('the benchmarking migrations need DataSource.options.schema');
-  return schema;
-};
 
 /**
  * Benchmarking's projections: the claims it verifies against (from discovery's events), each
@@ -15,7 +10,7 @@ export class BenchmarkingProjections1764600000000 implements MigrationInterface 
   readonly name = 'BenchmarkingProjections1764600000000';
 
   async up(runner: QueryRunner): Promise<void> {
-    const s = schemaOf(runner);
+    const s = migrationSchemaOf(runner);
     await runner.query(`
       CREATE TABLE "${s}".providers (
         provider_id          text        PRIMARY KEY,
@@ -88,7 +83,7 @@ export class BenchmarkingProjections1764600000000 implements MigrationInterface 
   }
 
   async down(runner: QueryRunner): Promise<void> {
-    const s = schemaOf(runner);
+    const s = migrationSchemaOf(runner);
     for (const t of [
       'probe_requests',
       'coordinates',
@@ -111,7 +106,7 @@ export class BenchmarkingOverlayHosts1765000000000 implements MigrationInterface
   readonly name = 'BenchmarkingOverlayHosts1765000000000';
 
   async up(runner: QueryRunner): Promise<void> {
-    const s = schemaOf(runner);
+    const s = migrationSchemaOf(runner);
     await runner.query(`
       CREATE TABLE "${s}".overlay_hosts (
         job_id      text    NOT NULL,
@@ -133,7 +128,7 @@ export class BenchmarkingOverlayHosts1765000000000 implements MigrationInterface
   }
 
   async down(runner: QueryRunner): Promise<void> {
-    const s = schemaOf(runner);
+    const s = migrationSchemaOf(runner);
     for (const t of ['overlay_pending_reports', 'overlay_hosts'])
       await runner.query(`DROP TABLE "${s}".${t}`);
   }

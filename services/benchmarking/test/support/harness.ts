@@ -8,6 +8,7 @@ import {
   seededRandom,
   useNats,
   usePostgres,
+  serviceConnection,
 } from '@gpunet/testing';
 import { BenchmarkScheduler } from '../../src/app/benchmark.scheduler';
 import type { BenchmarkingConfig } from '../../src/app/benchmarking.config';
@@ -49,11 +50,7 @@ export const startBenchmarking = async (
   const nats = await useNats({ label });
   const errors: string[] = [];
   const config: BenchmarkingConfig = {
-    databaseUrl: pg.connectionString,
-    schema: pg.schema,
-    natsUrl: String(nats.servers),
-    natsSeed: null,
-    prefix: nats.prefix,
+    ...serviceConnection(pg, nats),
     sweepIntervalMs: 0,
     probeIntervalMs: 0,
     profileTtlMs: 7 * 24 * 3600_000,

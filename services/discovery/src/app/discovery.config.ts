@@ -1,22 +1,15 @@
+import type { ServiceConnection } from '@gpunet/eventing';
 import {
   envDuration,
   InvalidConfigError,
   parseServiceEnv,
-  readNatsSeed,
+  serviceConnectionOf,
   serviceEnvShape,
 } from '@gpunet/service-runtime';
 import { z } from 'zod';
 
 /** Discovery's settings, from the environment. */
-export interface DiscoveryConfig {
-  readonly databaseUrl: string;
-  /** The service's own Postgres schema. Default `discovery`. */
-  readonly schema: string;
-  readonly natsUrl: string;
-  /** The service's NATS user nkey seed (`SU…`); null: no credentials (development server). */
-  readonly natsSeed: string | null;
-  /** Subject/stream namespace (tests); default ''. */
-  readonly prefix: string;
+export interface DiscoveryConfig extends ServiceConnection {
   /** Silence after which a provider is offline. Default 30 s. */
   readonly livenessWindowMs: number;
   /** Period of liveness sweeps; 0: only when `sweep()` is called (tests). Default 5 s. */
@@ -35,15 +28,10 @@ const EnvSchema = z.object({
 /** Reads the configuration; every problem names its variable. */
 export const configFromEnv = (env: Readonly<Record<string, string | undefined>>): DiscoveryConfig => {
   const e = parseServiceEnv('discovery', EnvSchema, env);
-  const natsSeed = readNatsSeed('discovery', e.NATS_NKEY_SEED_FILE);
   if (e.LIVENESS_WINDOW < 1000)
     throw new InvalidConfigError('discovery', [{ path: 'LIVENESS_WINDOW', message: 'at least 1s' }]);
   return {
-    databaseUrl: e.DATABASE_URL,
-    schema: e.DISCOVERY_SCHEMA,
-    natsUrl: e.NATS_URL,
-    natsSeed,
-    prefix: e.SUBJECT_PREFIX,
+    ...serviceConnectionOf('discovery', e),
     livenessWindowMs: e.LIVENESS_WINDOW,
     sweepIntervalMs: e.LIVENESS_SWEEP_INTERVAL,
     heartbeatFlushMs: e.HEARTBEAT_FLUSH_INTERVAL,

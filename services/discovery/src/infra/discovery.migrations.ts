@@ -1,10 +1,5 @@
+import { migrationSchemaOf } from '@gpunet/eventing';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-
-const schemaOf = (runner: QueryRunner): string => {
-  const schema = (runner.connection.options as { schema?: string }).schema;
-  if (schema === undefined) throw new Error('the discovery migrations need DataSource.options.schema');
-  return schema;
-};
 
 /**
  * The inventory projection: one row per provider (its reported facts, policy and liveness) and one
@@ -16,7 +11,7 @@ export class DiscoveryProjection1764460000000 implements MigrationInterface {
   readonly name = 'DiscoveryProjection1764460000000';
 
   async up(runner: QueryRunner): Promise<void> {
-    const s = schemaOf(runner);
+    const s = migrationSchemaOf(runner);
     await runner.query(`
       CREATE TABLE "${s}".providers (
         provider_id       text        PRIMARY KEY,
@@ -72,7 +67,7 @@ export class DiscoveryProjection1764460000000 implements MigrationInterface {
   }
 
   async down(runner: QueryRunner): Promise<void> {
-    const s = schemaOf(runner);
+    const s = migrationSchemaOf(runner);
     await runner.query(`DROP TABLE "${s}".gpus`);
     await runner.query(`DROP TABLE "${s}".providers`);
   }

@@ -6,6 +6,7 @@ import {
   useNats,
   waitFor,
   FakeClock,
+  serviceConnection,
 } from '@gpunet/testing';
 import { createUser, fromSeed } from '@nats-io/nkeys';
 import { EVENTING, type EventingRuntime } from '@gpunet/eventing';
@@ -50,11 +51,7 @@ export const startDiscovery = async (
   const clock = new FakeClock();
   const errors: string[] = [];
   const config: DiscoveryConfig = {
-    databaseUrl: pg.connectionString,
-    schema: pg.schema,
-    natsUrl: String(nats.servers),
-    natsSeed: null,
-    prefix: nats.prefix,
+    ...serviceConnection(pg, nats),
     livenessWindowMs: 30_000,
     sweepIntervalMs: 0,
     heartbeatFlushMs: 0,

@@ -1,8 +1,9 @@
+import type { ServiceConnection } from '@gpunet/eventing';
 import {
   envDuration,
   InvalidConfigError,
   parseServiceEnv,
-  readNatsSeed,
+  serviceConnectionOf,
   serviceEnvShape,
 } from '@gpunet/service-runtime';
 import { type OverlayRelay, OverlayRelaySchema } from '@gpunet/contracts';
@@ -11,15 +12,7 @@ import { z } from 'zod';
 import type { ExecutionPolicy } from '../domain/job-execution.decider';
 
 /** Execution's settings, from the environment (durations as `30s`, `5m`). */
-export interface ExecutionConfig {
-  readonly databaseUrl: string;
-  /** The service's own Postgres schema. Default `execution`. */
-  readonly schema: string;
-  readonly natsUrl: string;
-  /** The service's NATS nkey seed (`NATS_NKEY_SEED_FILE`); null: no authentication (development). */
-  readonly natsSeed: string | null;
-  /** Subject/stream namespace (tests); default ''. */
-  readonly prefix: string;
+export interface ExecutionConfig extends ServiceConnection {
   /** Deadlines of the job aggregate (start barrier, heartbeat, usage period, stop wait). */
   readonly policy: ExecutionPolicy;
   /** How often deadlines are checked and unanswered commands re-sent. Default 1 s. */
@@ -152,11 +145,7 @@ export const configFromEnv = (env: Readonly<Record<string, string | undefined>>)
       },
     ]);
   return {
-    databaseUrl: e.DATABASE_URL,
-    schema: e.EXECUTION_SCHEMA,
-    natsUrl: e.NATS_URL,
-    natsSeed: readNatsSeed('execution', e.NATS_NKEY_SEED_FILE),
-    prefix: e.SUBJECT_PREFIX,
+    ...serviceConnectionOf('execution', e),
     policy: {
       barrierMs: e.EXECUTION_START_BARRIER,
       heartbeatTimeoutMs: e.EXECUTION_HEARTBEAT_TIMEOUT,

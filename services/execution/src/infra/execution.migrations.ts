@@ -1,5 +1,5 @@
 import { foldEvents, newEventId, streamIdOf } from '@gpunet/contracts';
-import { PRIVATE_EVENT_VERSION } from '@gpunet/eventing';
+import { PRIVATE_EVENT_VERSION, migrationSchemaOf } from '@gpunet/eventing';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import {
   type ExecutionEvent,
@@ -7,12 +7,6 @@ import {
   jobExecutionDecider,
   STATE_CARRIED_OVER,
 } from '../domain/job-execution.decider';
-
-const schemaOf = (runner: QueryRunner): string => {
-  const schema = (runner.connection.options as { schema?: string }).schema;
-  if (schema === undefined) throw new Error('the execution migrations need DataSource.options.schema');
-  return schema;
-};
 
 /** The first layout's job log. */
 const jobEventsTable = (s: string): string => `
@@ -40,7 +34,7 @@ export class ExecutionJobs1764480000000 implements MigrationInterface {
   readonly name = 'ExecutionJobs1764480000000';
 
   async up(runner: QueryRunner): Promise<void> {
-    const s = schemaOf(runner);
+    const s = migrationSchemaOf(runner);
     await runner.query(`
       CREATE TABLE "${s}".jobs (
         job_id     text        PRIMARY KEY,
@@ -65,7 +59,7 @@ export class ExecutionJobs1764480000000 implements MigrationInterface {
   }
 
   async down(runner: QueryRunner): Promise<void> {
-    const s = schemaOf(runner);
+    const s = migrationSchemaOf(runner);
     await runner.query(`DROP TABLE "${s}".providers`);
     await runner.query(`DROP TABLE "${s}".job_events`);
     await runner.query(`DROP TABLE "${s}".jobs`);
@@ -106,7 +100,7 @@ export class ExecutionJobStreams1764480000001 implements MigrationInterface {
   readonly name = 'ExecutionJobStreams1764480000001';
 
   async up(runner: QueryRunner): Promise<void> {
-    const s = schemaOf(runner);
+    const s = migrationSchemaOf(runner);
     const jobs = (await runner.query(`
       SELECT j.job_id, j.state, j.state_format,
              (SELECT coalesce(json_agg(json_build_object('type', e.type, 'data', e.data) ORDER BY e.version), '[]')
@@ -173,7 +167,7 @@ export class ExecutionJobStreams1764480000001 implements MigrationInterface {
 
   /** The first layout's tables again, empty: the history stays in the streams, which it cannot read. */
   async down(runner: QueryRunner): Promise<void> {
-    const s = schemaOf(runner);
+    const s = migrationSchemaOf(runner);
     await runner.query(
       `ALTER TABLE "${s}".jobs ADD COLUMN state jsonb, ADD COLUMN version integer NOT NULL DEFAULT 0,
          ADD COLUMN state_format integer`,

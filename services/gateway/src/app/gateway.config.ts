@@ -1,23 +1,16 @@
+import type { ServiceConnection } from '@gpunet/eventing';
 import {
   envDuration,
   InvalidConfigError,
   parseServiceEnv,
-  readNatsSeed,
+  serviceConnectionOf,
   serviceEnvShape,
 } from '@gpunet/service-runtime';
 import { z } from 'zod';
 import { parseApiKey } from './api-keys';
 
 /** The gateway's settings, from the environment. */
-export interface GatewayConfig {
-  readonly databaseUrl: string;
-  /** The service's own Postgres schema. Default `gateway`. */
-  readonly schema: string;
-  readonly natsUrl: string;
-  /** The service's NATS nkey seed (`NATS_NKEY_SEED_FILE`); null: a development server without auth. */
-  readonly natsSeed: string | null;
-  /** Subject/stream namespace (tests); default ''. */
-  readonly prefix: string;
+export interface GatewayConfig extends ServiceConnection {
   /** HTTP listen address and port. Default 0.0.0.0:8080. */
   readonly host: string;
   readonly port: number;
@@ -80,11 +73,7 @@ const EnvSchema = z.object({
 export const configFromEnv = (env: Readonly<Record<string, string | undefined>>): GatewayConfig => {
   const e = parseServiceEnv('gateway', EnvSchema, env);
   return {
-    databaseUrl: e.DATABASE_URL,
-    schema: e.GATEWAY_SCHEMA,
-    natsUrl: e.NATS_URL,
-    natsSeed: readNatsSeed('gateway', e.NATS_NKEY_SEED_FILE),
-    prefix: e.SUBJECT_PREFIX,
+    ...serviceConnectionOf('gateway', e),
     host: e.GATEWAY_HOST,
     port: e.GATEWAY_PORT,
     adminKey: e.GATEWAY_ADMIN_KEY,

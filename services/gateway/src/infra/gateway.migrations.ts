@@ -1,10 +1,5 @@
+import { migrationSchemaOf } from '@gpunet/eventing';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-
-const schemaOf = (runner: QueryRunner): string => {
-  const schema = (runner.connection.options as { schema?: string }).schema;
-  if (schema === undefined) throw new Error('the gateway migrations need DataSource.options.schema');
-  return schema;
-};
 
 /**
  * The gateway's tables: API keys (hashes only), tenants' defaults, idempotent responses, and the
@@ -14,7 +9,7 @@ export class GatewayTables1764480000000 implements MigrationInterface {
   readonly name = 'GatewayTables1764480000000';
 
   async up(runner: QueryRunner): Promise<void> {
-    const s = schemaOf(runner);
+    const s = migrationSchemaOf(runner);
     await runner.query(`
       CREATE TABLE "${s}".api_keys (
         key_id      text        PRIMARY KEY,
@@ -67,7 +62,7 @@ export class GatewayTables1764480000000 implements MigrationInterface {
   }
 
   async down(runner: QueryRunner): Promise<void> {
-    const s = schemaOf(runner);
+    const s = migrationSchemaOf(runner);
     for (const t of ['job_events', 'jobs', 'idempotency', 'tenants', 'api_keys'])
       await runner.query(`DROP TABLE "${s}".${t}`);
   }
@@ -83,7 +78,7 @@ export class JobEventSequence1764998400000 implements MigrationInterface {
   readonly name = 'JobEventSequence1764998400000';
 
   async up(runner: QueryRunner): Promise<void> {
-    const s = schemaOf(runner);
+    const s = migrationSchemaOf(runner);
     await runner.query(`ALTER TABLE "${s}".jobs ADD COLUMN last_seq bigint NOT NULL DEFAULT 0`);
     await runner.query(`ALTER TABLE "${s}".job_events ADD COLUMN job_seq bigint NULL`);
     await runner.query(`
@@ -101,7 +96,7 @@ export class JobEventSequence1764998400000 implements MigrationInterface {
   }
 
   async down(runner: QueryRunner): Promise<void> {
-    const s = schemaOf(runner);
+    const s = migrationSchemaOf(runner);
     await runner.query(`DROP INDEX "${s}".job_events_job_seq`);
     await runner.query(`CREATE INDEX job_events_job ON "${s}".job_events (job_id, seq)`);
     await runner.query(`ALTER TABLE "${s}".job_events DROP COLUMN job_seq`);
@@ -119,12 +114,14 @@ export class JobViewText1765100000000 implements MigrationInterface {
   readonly name = 'JobViewText1765100000000';
 
   async up(runner: QueryRunner): Promise<void> {
-    await runner.query(`ALTER TABLE "${schemaOf(runner)}".jobs ALTER COLUMN view TYPE json USING view::json`);
+    await runner.query(
+      `ALTER TABLE "${migrationSchemaOf(runner)}".jobs ALTER COLUMN view TYPE json USING view::json`,
+    );
   }
 
   async down(runner: QueryRunner): Promise<void> {
     await runner.query(
-      `ALTER TABLE "${schemaOf(runner)}".jobs ALTER COLUMN view TYPE jsonb USING view::jsonb`,
+      `ALTER TABLE "${migrationSchemaOf(runner)}".jobs ALTER COLUMN view TYPE jsonb USING view::jsonb`,
     );
   }
 }
@@ -137,11 +134,13 @@ export class IdempotentCorrelation1796300000000 implements MigrationInterface {
   readonly name = 'IdempotentCorrelation1796300000000';
 
   async up(runner: QueryRunner): Promise<void> {
-    await runner.query(`ALTER TABLE "${schemaOf(runner)}".idempotency ADD COLUMN correlation_id text NULL`);
+    await runner.query(
+      `ALTER TABLE "${migrationSchemaOf(runner)}".idempotency ADD COLUMN correlation_id text NULL`,
+    );
   }
 
   async down(runner: QueryRunner): Promise<void> {
-    await runner.query(`ALTER TABLE "${schemaOf(runner)}".idempotency DROP COLUMN correlation_id`);
+    await runner.query(`ALTER TABLE "${migrationSchemaOf(runner)}".idempotency DROP COLUMN correlation_id`);
   }
 }
 

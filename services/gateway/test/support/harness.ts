@@ -2,7 +2,13 @@ import { type Envelope, type MessageDefinition, buildEnvelope } from '@gpunet/co
 import { EVENTING, type EventingRuntime } from '@gpunet/eventing';
 import { type RunningService, runService } from '@gpunet/service-runtime';
 import { createLogger } from '@gpunet/telemetry';
-import { type NatsTestContext, type PostgresTestSchema, useNats, usePostgres } from '@gpunet/testing';
+import {
+  type NatsTestContext,
+  type PostgresTestSchema,
+  useNats,
+  usePostgres,
+  serviceConnection,
+} from '@gpunet/testing';
 import { generateApiKey } from '../../src/app/api-keys';
 import type { GatewayConfig } from '../../src/app/gateway.config';
 import { gatewayHttp } from '../../src/app/gateway.http';
@@ -35,11 +41,7 @@ export const startHarness = async (
   const nats = await useNats({ label });
   const adminKey = generateApiKey().key;
   const config: GatewayConfig = {
-    databaseUrl: pg.connectionString,
-    schema: pg.schema,
-    natsUrl: [nats.servers].flat().join(','),
-    natsSeed: null,
-    prefix: nats.prefix,
+    ...serviceConnection(pg, nats),
     host: '127.0.0.1',
     port: 0,
     adminKey,

@@ -84,12 +84,12 @@ export interface EdgeAgentOptions {
   readonly publishTimeoutMs?: number;
   readonly log?: EdgeLogger;
   readonly random?: () => number;
-  /** The benchmark agent (F4): answers `cmd.edge.{edgeId}.benchmark.v1` / `…probe-links.v1`. Default enabled. */
+  /** The benchmark agent: answers `cmd.edge.{edgeId}.benchmark.v1` / `…probe-links.v1`. Default enabled. */
   readonly benchmarks?: EdgeBenchmarkOptions;
-  /** The rank agent (F6): answers `cmd.edge.{edgeId}.start-rank.v1` / `…stop-ranks.v1`. Default enabled. */
+  /** The rank agent: answers `cmd.edge.{edgeId}.start-rank.v1` / `…stop-ranks.v1`. Default enabled. */
   readonly ranks?: EdgeRankOptions;
   /**
-   * The job overlay agent (F7): answers `cmd.edge.{edgeId}.attach-overlay.v1` / `…connect-overlay-peers.v1`
+   * The job overlay agent: answers `cmd.edge.{edgeId}.attach-overlay.v1` / `…connect-overlay-peers.v1`
    * / `…detach-overlay.v1` and runs a job's ranks in the job's rank namespace. Default disabled (it
    * needs root and WireGuard); `provider-edge start --overlay` decides.
    */
@@ -453,7 +453,7 @@ export class EdgeAgent {
     return this.clock.now().getTime();
   }
 
-  /** Reservations holding now: before their hold's end, or in use by ranks (F6). */
+  /** Reservations holding now: before their hold's end, or in use by ranks. */
   private active(): EdgeState['reservations'] {
     return activeReservations(
       this.state.reservations,
@@ -546,7 +546,7 @@ export class EdgeAgent {
   }
 
   /**
-   * Mounts the job overlay agent (F7) on the edge's connection, when enabled. A runtime that makes
+   * Mounts the job overlay agent on the edge's connection, when enabled. A runtime that makes
    * its jobs' namespaces itself (docker's job sandbox) supplies them; else the agent names its own.
    */
   private async startOverlayAgent(link: EdgeLink, runtimes: readonly RankRuntime[]): Promise<void> {
@@ -566,7 +566,7 @@ export class EdgeAgent {
     await this.overlayAgent.start();
   }
 
-  /** Mounts the benchmark agent (F4) on the edge's connection; its reports go through `report()`. */
+  /** Mounts the benchmark agent on the edge's connection; its reports go through `report()`. */
   private startBenchmarkAgent(link: EdgeLink): void {
     const options = this.options.benchmarks ?? {};
     if (options.enabled === false) return;
@@ -668,7 +668,7 @@ export class EdgeAgent {
     );
   }
 
-  /** The rank runtimes (F6), made once the policy and the hardware are known; none when ranks are off. */
+  /** The rank runtimes, made once the policy and the hardware are known; none when ranks are off. */
   private async makeRankRuntimes(): Promise<readonly RankRuntime[]> {
     const options = this.options.ranks ?? {};
     if (options.enabled === false) return [];
@@ -696,7 +696,7 @@ export class EdgeAgent {
     return this.options.ranks?.dataDir ?? dirname(this.options.store.path);
   }
 
-  /** Mounts the rank agent (F6) on the edge's connection; it shares the state file and `exclusive`. */
+  /** Mounts the rank agent on the edge's connection; it shares the state file and `exclusive`. */
   private async startRankAgent(link: EdgeLink, runtimes: readonly RankRuntime[]): Promise<void> {
     const options = this.options.ranks ?? {};
     if (options.enabled === false) return;

@@ -58,7 +58,7 @@ Usage:
   --log-batch  longest a rank's output line waits before it is shipped (default 100ms)
   --job-files  development/CI providers: a directory of job code linked into every process rank's
                workspace (the process runtime has no image to bring it)
-  --overlay    job overlays (F7: a private WireGuard network per job, ranks in its namespace):
+  --overlay    job overlays (a private WireGuard network per job, ranks in its namespace):
                auto (the default) mounts the overlay agent when the edge runs as root with
                wireguard-go on PATH and says why not otherwise; on insists; off never
   --overlay-netns-prefix

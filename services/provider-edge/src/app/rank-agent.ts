@@ -116,7 +116,7 @@ const linkJobFiles = async (jobFiles: string, workspace: string): Promise<void> 
 };
 
 /**
- * Runs the ranks of placed jobs on this edge (F6): answers `cmd.edge.<id>.start-rank.v1` (validated
+ * Runs the ranks of placed jobs on this edge: answers `cmd.edge.<id>.start-rank.v1` (validated
  * against the contract, the reservation, the policy and the configuration; a rejected start starts
  * nothing) and `…stop-ranks.v1`, ships the ranks' output as `RankLogChunk`s (core NATS, bounded,
  * never blocking a rank), reports `RankStatusReported` to JetStream (`running` at start and every

@@ -1,6 +1,6 @@
 /*
  * The port the rank agent runs ranks through. Its adapters, in `infra/runtime/`, are the edge's rank
- * runtimes (F6 process runtime for development and CI, F10 docker runtime for providers): both start
+ * runtimes (the process runtime for development and CI, the docker runtime for providers): both start
  * one rank of a job from a validated `RankLaunch`, stream its output, report its exit and stop it.
  * The rank agent (rank-agent.ts) validates commands against the policy and the reservation, picks
  * the runtime the command names and owns the bookkeeping (idempotent starts, status reports, logs to

@@ -50,7 +50,7 @@ export const EdgeStateSchema = z.strictObject({
   lastInventoryDigest: z.string().nullable(),
   lastPolicyDigest: z.string().nullable(),
   reservations: z.array(EdgeReservationSchema),
-  /** Ranks started here (absent in state files written before F6). */
+  /** Ranks started here (absent in state files written before the edge ran ranks). */
   ranks: z.array(RankRecordSchema).default([]),
 });
 export type EdgeState = z.infer<typeof EdgeStateSchema>;

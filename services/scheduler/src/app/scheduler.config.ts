@@ -1,5 +1,5 @@
 import type { ServiceConnection } from '@gpunet/eventing';
-import { parseServiceEnv, readNatsSeed, serviceEnvShape } from '@gpunet/service-runtime';
+import { parseServiceEnv, serviceConnectionOf, serviceEnvShape } from '@gpunet/service-runtime';
 import { z } from 'zod';
 
 /**
@@ -42,11 +42,7 @@ const EnvSchema = z.object({
 export const configFromEnv = (env: Readonly<Record<string, string | undefined>>): SchedulerConfig => {
   const e = parseServiceEnv('scheduler', EnvSchema, env);
   return {
-    databaseUrl: e.DATABASE_URL,
-    schema: e.SCHEDULER_SCHEMA,
-    natsUrl: e.NATS_URL,
-    natsSeed: readNatsSeed('scheduler', e.NATS_NKEY_SEED_FILE),
-    prefix: e.SUBJECT_PREFIX,
+    ...serviceConnectionOf('scheduler', e),
     reservationDeadlineMs: e.RESERVATION_DEADLINE_MS,
     holdMs: e.RESERVATION_HOLD_MS,
     maxAttempts: e.MAX_RESERVATION_ROUNDS,

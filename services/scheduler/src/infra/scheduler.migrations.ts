@@ -1,10 +1,5 @@
+import { migrationSchemaOf } from '@gpunet/eventing';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-
-const schemaOf = (runner: QueryRunner): string => {
-  const schema = (runner.connection.options as { schema?: string }).schema;
-  if (schema === undefined) throw new Error('the scheduler migrations need DataSource.options.schema');
-  return schema;
-};
 
 /**
  * The jobs the scheduler owes a decision: a row per funded job, written in the `job.funded`
@@ -15,7 +10,7 @@ export class SchedulerOpenJobs1764470000000 implements MigrationInterface {
   readonly name = 'SchedulerOpenJobs1764470000000';
 
   async up(runner: QueryRunner): Promise<void> {
-    const s = schemaOf(runner);
+    const s = migrationSchemaOf(runner);
     await runner.query(`
       CREATE TABLE "${s}".open_jobs (
         job_id    text        PRIMARY KEY,
@@ -25,7 +20,7 @@ export class SchedulerOpenJobs1764470000000 implements MigrationInterface {
   }
 
   async down(runner: QueryRunner): Promise<void> {
-    await runner.query(`DROP TABLE "${schemaOf(runner)}".open_jobs`);
+    await runner.query(`DROP TABLE "${migrationSchemaOf(runner)}".open_jobs`);
   }
 }
 
@@ -38,7 +33,7 @@ export class SchedulerJobSpecs1764560000000 implements MigrationInterface {
   readonly name = 'SchedulerJobSpecs1764560000000';
 
   async up(runner: QueryRunner): Promise<void> {
-    const s = schemaOf(runner);
+    const s = migrationSchemaOf(runner);
     await runner.query(`
       CREATE TABLE "${s}".job_specs (
         job_id       text        PRIMARY KEY,
@@ -49,7 +44,7 @@ export class SchedulerJobSpecs1764560000000 implements MigrationInterface {
   }
 
   async down(runner: QueryRunner): Promise<void> {
-    const s = schemaOf(runner);
+    const s = migrationSchemaOf(runner);
     await runner.query(`ALTER TABLE "${s}".open_jobs DROP COLUMN queued_since`);
     await runner.query(`DROP TABLE "${s}".job_specs`);
   }
@@ -64,13 +59,13 @@ export class SchedulerOpenJobsFundedBy1764750000000 implements MigrationInterfac
   readonly name = 'SchedulerOpenJobsFundedBy1764750000000';
 
   async up(runner: QueryRunner): Promise<void> {
-    const s = schemaOf(runner);
+    const s = migrationSchemaOf(runner);
     await runner.query(`ALTER TABLE "${s}".open_jobs ADD COLUMN funded_correlation_id text NULL`);
     await runner.query(`ALTER TABLE "${s}".open_jobs ADD COLUMN funded_event_id text NULL`);
   }
 
   async down(runner: QueryRunner): Promise<void> {
-    const s = schemaOf(runner);
+    const s = migrationSchemaOf(runner);
     await runner.query(`ALTER TABLE "${s}".open_jobs DROP COLUMN funded_event_id`);
     await runner.query(`ALTER TABLE "${s}".open_jobs DROP COLUMN funded_correlation_id`);
   }

@@ -1,5 +1,10 @@
 import type { ServiceConnection } from '@gpunet/eventing';
-import { InvalidConfigError, parseServiceEnv, readNatsSeed, serviceEnvShape } from '@gpunet/service-runtime';
+import {
+  InvalidConfigError,
+  parseServiceEnv,
+  serviceConnectionOf,
+  serviceEnvShape,
+} from '@gpunet/service-runtime';
 import { z } from 'zod';
 
 /** The platform's economic settings (docs/economy.md). */
@@ -57,11 +62,7 @@ export const configFromEnv = (env: Readonly<Record<string, string | undefined>>)
       },
     ]);
   return {
-    databaseUrl: e.DATABASE_URL,
-    schema: e.SETTLEMENT_SCHEMA,
-    natsUrl: e.NATS_URL,
-    natsSeed: readNatsSeed('settlement', e.NATS_NKEY_SEED_FILE),
-    prefix: e.SUBJECT_PREFIX,
+    ...serviceConnectionOf('settlement', e),
     economy: {
       platformFeeBps: e.SETTLEMENT_PLATFORM_FEE_BPS,
       lowEscrowBps: e.SETTLEMENT_LOW_ESCROW_BPS,

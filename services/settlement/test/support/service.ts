@@ -3,7 +3,13 @@ import type { Clock, DomainEvent, Envelope } from '@gpunet/contracts';
 import { EVENTING, EventContext, type EventingRuntime, type Tx } from '@gpunet/eventing';
 import { type RunningService, runService } from '@gpunet/service-runtime';
 import { createLogger } from '@gpunet/telemetry';
-import { type NatsTestContext, type PostgresTestSchema, useNats, usePostgres } from '@gpunet/testing';
+import {
+  type NatsTestContext,
+  type PostgresTestSchema,
+  useNats,
+  usePostgres,
+  serviceConnection,
+} from '@gpunet/testing';
 import type { ChainAdapter } from '../../src/app/chain-adapter.port';
 import { ChainWatcher } from '../../src/app/chain-watcher.service';
 import { ExecutionHandler } from '../../src/app/execution.handler';
@@ -74,11 +80,7 @@ export const startSettlement = async (
       module: ({ metrics }) =>
         SettlementModule.forRoot({
           config: {
-            databaseUrl: pg.connectionString,
-            schema: pg.schema,
-            natsUrl: String(nats.servers),
-            natsSeed: null,
-            prefix: nats.prefix,
+            ...serviceConnection(pg, nats),
             economy: { ...DEFAULT_ECONOMY, minSubnetCreationStake: 1_000n, ...options.economy },
             chain: 'simulated',
             assets: chain.assets,

@@ -155,7 +155,7 @@ export const exampleSpec = (file: string): NormalizedSpec => {
 };
 
 /**
- * Submits the 4-rank DDP job and checks what F6 and F7 promise of it: placed across both providers,
+ * Submits the 4-rank DDP job and checks what the rank runtime and the job overlay promise of it: placed across both providers,
  * the overlay's path between them relayed (both NATs symmetric), every rank trained over the overlay
  * (world size 4, the loss fell), the ranks launched at their hosts' overlay addresses with rank 0's
  * as MASTER_ADDR, usage metered per provider, and the job settled.

@@ -1,9 +1,12 @@
 import type { QueryRunner } from 'typeorm';
 
-/** The service's schema the eventing migrations run in (`DataSource.options.schema`). */
+/**
+ * The service's schema a migration runs in (`DataSource.options.schema`, which `Database` always
+ * sets): the eventing tables' migrations and every service's own use it.
+ */
 export const schemaOf = (runner: QueryRunner): string => {
   const schema = (runner.connection.options as { schema?: string }).schema;
-  if (schema === undefined) throw new Error('the eventing migrations need DataSource.options.schema');
+  if (schema === undefined) throw new Error('a migration needs DataSource.options.schema');
   return schema;
 };
 

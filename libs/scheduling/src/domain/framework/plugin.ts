@@ -4,7 +4,7 @@ import type { AssemblyContext, AssemblyResult, GangView } from '../assembly/gang
 import type { PreFilterContext, RequestContext, ScoredHost } from './context';
 
 /**
- * The extension points, after the Kubernetes scheduler framework (DESIGN.md §4.4):
+ * The extension points, after the Kubernetes scheduler framework:
  * pre-filter → filter (host, then GPU) → score → gang assembly → gang filter. Reserve, permit and
  * bind belong to the scheduler service; the core offers `applyPlacement`/`releasePlacement`.
  */

@@ -35,7 +35,7 @@ export interface LocationRequirement {
 }
 
 /**
- * What the job does each step, for the objective (DESIGN.md §4.6). A data-parallel step: every GPU
+ * What the job does each step, for the objective (the predicted step time). A data-parallel step: every GPU
  * computes `flopPerStepPerGpu`, then the gang all-reduces `allReduceBytes`.
  */
 export interface WorkloadModel {

@@ -5,7 +5,7 @@ import { type CompiledGpu, type Inventory, memoized } from '../snapshot/cluster-
 import { hostLink, siteLink } from '../snapshot/network';
 
 /**
- * The objective (DESIGN.md §4.6): the predicted time of one data-parallel training step.
+ * The objective: the predicted time of one data-parallel training step.
  *
  *   step = compute + intra-host + intra-site + inter-site
  *   compute    = flopPerStepPerGpu / slowest chosen GPU's FLOP/s        (synchronous: the slowest GPU sets the pace)

@@ -32,7 +32,7 @@ export type ReservationDecision =
 /**
  * Reservations still holding at `nowMs`: before their `expiresAt` (the hold), or — once ranks
  * started on them — until `inUseUntil` says (ms by reservation id): a reservation in use does not
- * lapse at its hold's end (F6; the rank agent's `inUseUntil`).
+ * lapse at its hold's end (the rank agent's `inUseUntil`).
  */
 export const activeReservations = (
   reservations: readonly EdgeReservation[],
@@ -47,7 +47,7 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 
 /**
  * The edge's own check of a reservation against its policy, its hardware and what it already holds
- * (DESIGN.md §4.5: each edge re-checks and accepts or declines). Every reason is reported, not only
+ * (each edge re-checks and accepts or declines). Every reason is reported, not only
  * the first, each with the request field at fault. Pure: the time comes in as `nowMs`.
  *
  * A reservation id seen before is answered the same way again when the request is the same

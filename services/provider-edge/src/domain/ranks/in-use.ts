@@ -13,7 +13,7 @@ export const STOP_ALLOWANCE_MS = 5 * 60_000;
 export const RESTART_WINDOW_MS = 5 * 60_000;
 
 /**
- * Until when (ms) each reservation with ranks stays in use whatever its hold says (F6): a started
+ * Until when (ms) each reservation with ranks stays in use whatever its hold says: a started
  * reservation does not lapse at its `holdUntil`. While a rank runs: until its max duration (plus
  * the time to stop it); once all exited: a restart window after the last exit, never past the max
  * duration of the ranks it ran. Pure.

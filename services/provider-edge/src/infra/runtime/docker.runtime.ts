@@ -1,5 +1,5 @@
 /*
- * F10: the docker rank runtime. Each rank is one container created through the Docker Engine API
+ * The docker rank runtime. Each rank is one container created through the Docker Engine API
  * (dockerode) with the sandbox of docker-sandbox.ts: no capabilities, no-new-privileges, Docker's
  * default seccomp profile, read-only root with a tmpfs /tmp, user 65532, pids/memory/CPU limits,
  * no network (or the job's network sandbox), exactly the reserved GPUs, and the rank's workspace as

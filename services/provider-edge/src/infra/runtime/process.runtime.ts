@@ -15,7 +15,7 @@ import { type EdgeLogger, silentLogger } from '../logger';
 import { LineSplitter } from './line-splitter';
 
 /*
- * The process runtime (F6, development and CI): a rank is a child process of the edge, started
+ * The process runtime (development and CI): a rank is a child process of the edge, started
  * without a shell in its own session (setsid: process group = session = the rank's pid), so that a
  * stop signals the whole tree it forked. What it sees:
  *

@@ -1,10 +1,5 @@
+import { migrationSchemaOf } from '@gpunet/eventing';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-
-const schemaOf = (runner: QueryRunner): string => {
-  const schema = (runner.connection.options as { schema?: string }).schema;
-  if (schema === undefined) throw new Error('the settlement migrations need DataSource.options.schema');
-  return schema;
-};
 
 /**
  * The ledger's tables and the rules the database itself enforces (ADR 0010), whoever writes:
@@ -203,11 +198,11 @@ export class LedgerTables1733000000000 implements MigrationInterface {
   readonly name = 'LedgerTables1733000000000';
 
   async up(runner: QueryRunner): Promise<void> {
-    for (const sql of ledgerSchemaSql(schemaOf(runner))) await runner.query(sql);
+    for (const sql of ledgerSchemaSql(migrationSchemaOf(runner))) await runner.query(sql);
   }
 
   async down(runner: QueryRunner): Promise<void> {
-    const s = schemaOf(runner);
+    const s = migrationSchemaOf(runner);
     await runner.query(`DROP FUNCTION IF EXISTS "${s}".ledger_apply`);
     await runner.query(`DROP TABLE IF EXISTS "${s}".ledger_transfers`);
     await runner.query(`DROP TABLE IF EXISTS "${s}".ledger_accounts`);
