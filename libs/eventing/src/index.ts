@@ -76,3 +76,4 @@ export { type ConsumerGate, type EventingOptions, EventingRuntime } from './nest
 export { JETSTREAM, JetStreamTransport, type JetStreamTransportOptions } from './nest/jetstream.transport';
 export { type DurableSettings, durable, ephemeral, type QueryServing, served } from './nest/patterns';
 export { RethrowRpcFilter } from './nest/rethrow.filter';
+export { DirectHandlers } from './nest/direct-handlers';

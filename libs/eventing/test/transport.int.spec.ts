@@ -12,7 +12,17 @@ import {
   originOf,
   type PayloadOf,
 } from '@gpunet/contracts';
-import { Controller, type DynamicModule, Inject, Module } from '@nestjs/common';
+import {
+  type CallHandler,
+  Controller,
+  type DynamicModule,
+  type ExecutionContext,
+  Inject,
+  Injectable,
+  Module,
+  type NestInterceptor,
+  UseInterceptors,
+} from '@nestjs/common';
 import { Ctx, EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
 import { Registry } from 'prom-client';
 import { lastValueFrom } from 'rxjs';
@@ -485,6 +495,61 @@ describe('the JetStream transport: every version of a type', () => {
       current() {}
     }
     await expect(bootVersions(Split)).rejects.toThrow(/two handlers for counter.reset/);
+  });
+});
+
+describe('how handlers are called', () => {
+  it('calls a handler with nothing of Nest’s to apply directly, and keeps Nest’s path for one with an interceptor', async () => {
+    const extrasOf = (method: unknown) =>
+      Reflect.getMetadata('microservices:pattern_extras', method as object) as object;
+    // The suite's handlers have no guard, interceptor, pipe or filter: the fast path.
+    expect(eventing.directHandlerFor(extrasOf(CounterHandlers.prototype.incremented))).toBeDefined();
+    expect(eventing.directHandlerFor(extrasOf(CounterHandlers.prototype.batch))).toBeDefined();
+
+    const interceptedSchema = uniqueName('intercepted');
+    const seenByInterceptor: string[] = [];
+    @Injectable()
+    class Counting implements NestInterceptor {
+      intercept(context: ExecutionContext, next: CallHandler) {
+        seenByInterceptor.push(context.switchToRpc().getContext<EventContext>().envelope.eventId);
+        return next.handle();
+      }
+    }
+    @Controller()
+    class Intercepted {
+      @UseInterceptors(Counting)
+      @EventPattern(CounterLimitReached, durable('transport-intercepted'))
+      limit(@Payload() _limit: PayloadOf<typeof CounterLimitReached>, @Ctx() _ctx: EventContext) {}
+    }
+    @Module({
+      imports: [
+        EventingModule.forRoot({
+          service: 'transport-intercepted',
+          database: { url: DATABASE_URL, schema: interceptedSchema },
+          nats: { servers: NATS_URL },
+          registry,
+          streams: [CounterStream, DeadLettersStream],
+          prefix,
+        }),
+      ],
+      controllers: [Intercepted],
+      providers: [Counting],
+    })
+    class InterceptedModule {}
+    const intercepted = await bootOnTransport(InterceptedModule);
+    try {
+      const runtime = intercepted.app.get<EventingRuntime>(EVENTING);
+      expect(runtime.directHandlerFor(extrasOf(Intercepted.prototype.limit))).toBeUndefined();
+      const sent = await publish(
+        CounterLimitReached,
+        { counterId: 'intercepted', limit: 1 },
+        'counter-intercepted',
+      );
+      await waitUntil(async () => seenByInterceptor.includes(sent.eventId) || null, 'the interceptor ran');
+    } finally {
+      await intercepted.app.close();
+      await dropSchema(interceptedSchema);
+    }
   });
 });
 

@@ -1,5 +1,10 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { DirectHandlers } from './direct-handlers';
 import { type EventingOptions, EventingRuntime } from './eventing.runtime';
+import { EVENTING } from './eventing.tokens';
+
+export { EVENTING };
 
 /** Where a service's state and messages live, as every service's configuration names them. */
 export interface ServiceConnection {
@@ -21,12 +26,6 @@ export type EventingParts = Omit<EventingOptions, 'service' | 'database' | 'nats
 };
 
 /**
- * Injection token of the service's `EventingRuntime`. gpunet builds without decorator metadata, so
- * every injection names its token (ADR 0002).
- */
-export const EVENTING = Symbol('gpunet.eventing');
-
-/**
  * The service's eventing as a global Nest module: `EventingRuntime` (database, NATS with the
  * service's credentials, streams, outbox relay, envelopes, client) under `EVENTING`. Boot the
  * service with `runService` (`@gpunet/service-runtime`), which serves its `@EventPattern` and
@@ -38,7 +37,8 @@ export class EventingModule {
     return {
       module: EventingModule,
       global: true,
-      providers: [{ provide: EVENTING, useFactory: () => EventingRuntime.open(options) }],
+      imports: [DiscoveryModule],
+      providers: [{ provide: EVENTING, useFactory: () => EventingRuntime.open(options) }, DirectHandlers],
       exports: [EVENTING],
     };
   }

@@ -15,6 +15,7 @@ import { type EventingMetrics, eventingMetrics } from '../metrics';
 import { OutboxRelay } from '../outbox/outbox-relay';
 import { Database, type DatabaseOptions } from '../postgres/database';
 import { PostgresEventStore } from '../postgres/event-store';
+import type { DirectHandler } from './direct-handlers';
 import { EventingClient } from './eventing.client';
 
 export interface EventingOptions {
@@ -75,6 +76,7 @@ export class EventingRuntime {
   readonly onError: (error: unknown, context: string) => void;
   private closed: Promise<void> | undefined;
   private gate: ConsumerGate | undefined;
+  private direct: ReadonlyMap<object, DirectHandler> = new Map();
 
   private constructor(
     readonly options: EventingOptions,
@@ -145,6 +147,16 @@ export class EventingRuntime {
     if (this.gate && this.gate !== gate)
       throw new Error('a second transport serves the same eventing runtime');
     this.gate = gate;
+  }
+
+  /** Called at module init with the event handlers the transport may call directly (`DirectHandlers`). */
+  bindDirectHandlers(direct: ReadonlyMap<object, DirectHandler>): void {
+    this.direct = direct;
+  }
+
+  /** The direct call of the handler declared with these `@EventPattern` extras, if it has one. */
+  directHandlerFor(extras: object): DirectHandler | undefined {
+    return this.direct.get(extras);
   }
 
   /** Starts the durable consumers (idempotent): a service that leads by lease calls it once it leads. */

@@ -55,7 +55,12 @@ interface EphemeralPlan {
   readonly binding: EphemeralBinding;
   readonly definitions: MessageDefinition[];
   readonly handlers: Map<string, MessageHandler>;
+  /** The `@EventPattern` extras each type's handler came with (see `DurablePlan.owners`). */
+  readonly owners: Map<string, Record<string, unknown>>;
 }
+
+/** Calls one handler with a payload and its context; resolves when it has finished. */
+type Invoke = (payload: unknown, context: unknown) => Promise<unknown>;
 
 interface QueryPlan {
   readonly definition: QueryDefinition;
@@ -122,7 +127,7 @@ export class JetStreamTransport extends Server implements CustomTransportStrateg
       );
     const passing = ephemeralOf(extras);
     if (passing) {
-      this.addEphemeralHandler(pattern, callback, passing);
+      this.addEphemeralHandler(pattern, callback, passing, extras);
       return;
     }
     const binding = durableOf(extras);
@@ -163,19 +168,35 @@ export class JetStreamTransport extends Server implements CustomTransportStrateg
     pattern: MessageDefinition,
     callback: MessageHandler,
     binding: EphemeralBinding,
+    extras: Record<string, unknown>,
   ): void {
     let plan = this.ephemerals.get(binding.name);
     if (!plan) {
-      plan = { binding, definitions: [], handlers: new Map() };
+      plan = { binding, definitions: [], handlers: new Map(), owners: new Map() };
       this.ephemerals.set(binding.name, plan);
     }
     if (plan.binding.queue !== binding.queue)
       throw new Error(`subscription ${binding.name}: its handlers disagree on its queue group`);
-    const known = plan.handlers.get(pattern.type);
-    if (known && known !== callback)
+    // Another version of a type one method already takes is the same handler (see addEventHandler).
+    const owner = plan.owners.get(pattern.type);
+    if (owner && owner !== extras)
       throw new Error(`subscription ${binding.name}: two handlers for ${pattern.type}`);
-    plan.handlers.set(pattern.type, callback);
+    if (!owner) {
+      plan.handlers.set(pattern.type, callback);
+      plan.owners.set(pattern.type, extras);
+    }
     plan.definitions.push(pattern);
+  }
+
+  /**
+   * How a handler is called: directly when `DirectHandlers` found nothing of Nest's to apply to it
+   * (the fast path), else through Nest's proxy (guards, interceptors, pipes, filters), awaiting what
+   * it returns — an Observable's last value, or its error thrown.
+   */
+  private invokerOf(callback: MessageHandler, extras: Record<string, unknown> | undefined): Invoke {
+    const direct = extras ? this.eventing.directHandlerFor(extras) : undefined;
+    if (direct) return async (payload, context) => settle(direct(payload, context));
+    return async (payload, context) => settle(await callback(payload, context));
   }
 
   private addQueryHandler(pattern: unknown, callback: MessageHandler, extras: Record<string, unknown>): void {
@@ -295,23 +316,26 @@ export class JetStreamTransport extends Server implements CustomTransportStrateg
           }
         : {}),
     };
+    const invokers = new Map(
+      [...plan.handlers].map(([type, callback]) => [type, this.invokerOf(callback, plan.owners.get(type))]),
+    );
     if (plan.binding.batch) {
-      const handler = [...plan.handlers.values()][0]!;
+      const invoke = [...invokers.values()][0]!;
       return new DurableConsumer({
         ...common,
         handleBatch: async (envelopes, context) => {
-          await settle(await handler(envelopes, new EventBatchContext([envelopes, context])));
+          await invoke(envelopes, new EventBatchContext([envelopes, context]));
         },
       });
     }
     return new DurableConsumer({
       ...common,
       handle: async (envelope: Envelope, context: HandlerContext) => {
-        const handler = plan.handlers.get(envelope.type);
+        const invoke = invokers.get(envelope.type);
         // The server filters by subject; a type the consumer takes but no handler names is a bug.
-        if (!handler)
+        if (!invoke)
           throw new Error(`durable consumer ${plan.binding.name} has no handler for ${envelope.type}`);
-        await settle(await handler(envelope.data, new EventContext([envelope, context])));
+        await invoke(envelope.data, new EventContext([envelope, context]));
       },
     });
   }
@@ -322,6 +346,9 @@ export class JetStreamTransport extends Server implements CustomTransportStrateg
     const rejected = (reason: string) =>
       eventing.pipelineMetrics?.subscriptionRejected.inc({ subscription: name, reason });
     const filters = [...new Set(plan.definitions.map((d) => d.filter(eventing.prefix)))];
+    const invokers = new Map(
+      [...plan.handlers].map(([type, callback]) => [type, this.invokerOf(callback, plan.owners.get(type))]),
+    );
     for (const filter of filters)
       this.subscriptions.push(
         eventing.nats.nc.subscribe(filter, {
@@ -334,15 +361,12 @@ export class JetStreamTransport extends Server implements CustomTransportStrateg
             } catch {
               return rejected('off-contract');
             }
-            const handler = plan.handlers.get(envelope.type);
-            if (!handler) return rejected('unexpected-type');
-            void (async () =>
-              settle(await handler(envelope.data, new MessageContext([envelope, msg.subject]))))().catch(
-              (failure: unknown) => {
-                eventing.pipelineMetrics?.subscriptionFailures.inc({ subscription: name });
-                eventing.onError(failure, `subscription ${name}: ${envelope.type} ${envelope.eventId}`);
-              },
-            );
+            const invoke = invokers.get(envelope.type);
+            if (!invoke) return rejected('unexpected-type');
+            invoke(envelope.data, new MessageContext([envelope, msg.subject])).catch((failure: unknown) => {
+              eventing.pipelineMetrics?.subscriptionFailures.inc({ subscription: name });
+              eventing.onError(failure, `subscription ${name}: ${envelope.type} ${envelope.eventId}`);
+            });
           },
         }),
       );
