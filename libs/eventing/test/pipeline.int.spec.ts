@@ -99,7 +99,13 @@ describe('outbox relay → JetStream → durable consumer → projection', () =>
     const [, signal] = (await once(doomed, 'exit')) as [number | null, NodeJS.Signals | null];
     expect(signal).toBe('SIGKILL');
     expect(await streamMessages()).toBe(300);
-    expect(await outboxSize()).toBe(streams * perStream - 200);
+    // The 3rd batch's rows are still there (acknowledged, never deleted); the first two batches'
+    // DELETEs run off the publishing path (gathered over `deleteDelayMs`), so under load one of them
+    // may not have committed before the kill either: those rows go out again too, and are dropped
+    // as duplicates like the 3rd batch's.
+    const left = await outboxSize();
+    expect(left).toBeGreaterThanOrEqual(streams * perStream - 200);
+    expect(left).toBeLessThanOrEqual(streams * perStream);
 
     const relay = startRelayProcess({});
     try {
