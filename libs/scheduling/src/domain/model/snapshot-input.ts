@@ -33,6 +33,8 @@ export interface GpuInput {
   /** Dense TFLOPS per precision: measured by benchmarking, or declared when `tflopsMeasured` is false. */
   readonly tflops: Readonly<Partial<Record<Precision, number>>>;
   readonly tflopsMeasured: boolean;
+  /** When benchmarking measured `tflops` (ISO 8601); null or absent when they are reference figures. */
+  readonly tflopsMeasuredAt?: string | null;
   /** The placement (job) id holding this GPU, or null when free. */
   readonly reservedBy: string | null;
 }
@@ -64,6 +66,8 @@ export interface HostInput {
   readonly nicBandwidthBps: number;
   /** From link measurements; null falls back to the site's coordinate. */
   readonly coordinates: NetworkCoordinate | null;
+  /** The coordinate's relative error estimate (Vivaldi's local error, 0 … 1); null or absent when unknown. */
+  readonly coordinatesError?: number | null;
 }
 
 export interface ProviderLocation {
@@ -113,6 +117,10 @@ export interface LinkInput {
   readonly b: string;
   readonly bandwidthBps: number;
   readonly rttUs: number;
+  /** When benchmarking measured it (ISO 8601); null or absent when unknown. */
+  readonly measuredAt?: string | null;
+  /** The pair talks through a relay; the figures are the relayed path's. */
+  readonly relayed?: boolean;
 }
 
 export interface NetworkInput {
