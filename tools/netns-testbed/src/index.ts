@@ -13,4 +13,13 @@ export { Netns } from './netns';
 export { type ProcessExit, ProcessOutputTimeoutError, TestProcess } from './process';
 export { requireTestbed, TestbedUnavailableError } from './require';
 export { listNamespaces, sweepStaleTestbeds, Testbed, TESTBED_PREFIX } from './testbed';
+export { Wan, type WanCounters, WanControlError, type WanDirectionCounters } from './wan';
+export {
+  type LinkProfile,
+  validateLinkProfile,
+  validateWanSpec,
+  type WanPair,
+  WanProfileError,
+  type WanSpec,
+} from './wan-profile';
 export { glooAllReduceArgv, probeScript, REPO_ROOT, tsxArgv, tsxEnv } from './scripts';

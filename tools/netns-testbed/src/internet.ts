@@ -1,5 +1,7 @@
 import { type Netns } from './netns';
 import { type Testbed } from './testbed';
+import { type Wan, WanBuilder } from './wan';
+import { WanProfileError, type WanSpec } from './wan-profile';
 
 /**
  * How a site reaches the "internet":
@@ -23,6 +25,13 @@ export interface InternetSpec {
   readonly sites: readonly SiteSpec[];
   /** Hosts with a public address of their own (a relay). */
   readonly public?: readonly string[];
+  /**
+   * Distances between sites and public hosts (delay, jitter, loss, rate per pair): the public
+   * segment becomes the user-space WAN forwarder instead of a bridge. Pairs name sites (their NAT
+   * router, or each host of a `nat: 'none'` site) and public hosts; a site's own traffic is never
+   * delayed. Without it, the segment is a kernel bridge with no delay.
+   */
+  readonly wan?: WanSpec;
 }
 
 /** A host of the testbed's internet: its namespace, its one interface and address. */
@@ -45,8 +54,10 @@ export interface NatRouter {
 }
 
 export interface Internet {
-  /** The namespace holding the public segment's bridge. */
+  /** The namespace holding the public segment: its bridge, or the WAN forwarder. */
   readonly core: Netns;
+  /** The WAN emulator, when the spec gave `wan`: change profiles, read counters. */
+  readonly wan: Wan | undefined;
   /** The public segment (documentation range, never routed off the machine). */
   readonly publicSubnet: string;
   readonly hosts: Readonly<Record<string, TestHost>>;
@@ -67,15 +78,22 @@ const lanPrefix = (i: number) => `192.168.${10 + i}`;
  * MASQUERADE rewrite the port of the host's own first packet (ADR 0020).
  */
 export const buildInternet = async (tb: Testbed, spec: InternetSpec): Promise<Internet> => {
-  const core = await tb.namespace('core');
-  await tb.bridge(core, 'br0');
+  const wanBuilder = spec.wan ? await WanBuilder.create(tb, spec.wan, wanEndpoints(spec)) : undefined;
+  const core = wanBuilder?.ns ?? (await tb.namespace('core'));
+  if (!wanBuilder) await tb.bridge(core, 'br0');
   let nextPublic = 10;
   let port = 0;
   const hosts: Record<string, TestHost> = {};
   const nats: Record<string, NatRouter> = {};
 
-  const plugPublic = async (ns: Netns, ifname: string): Promise<string> => {
+  /** Plugs `ns` into the public segment as WAN endpoint `label`; its address comes up at once on
+   * the bridge, or when the WAN starts (after every port is planned). */
+  const plugPublic = async (ns: Netns, ifname: string, label: string): Promise<string> => {
     const address = publicAddress(nextPublic++);
+    if (wanBuilder) {
+      await wanBuilder.port(ns, ifname, `${address}/24`, label);
+      return address;
+    }
     const corePort = `p${port++}`;
     await tb.link(ns, ifname, core, corePort);
     await tb.attach(core, corePort, 'br0');
@@ -85,7 +103,7 @@ export const buildInternet = async (tb: Testbed, spec: InternetSpec): Promise<In
 
   for (const name of spec.public ?? []) {
     const ns = await tb.namespace(name);
-    const address = await plugPublic(ns, 'eth0');
+    const address = await plugPublic(ns, 'eth0', name);
     hosts[name] = { name, ns, ifname: 'eth0', address, subnet: PUBLIC_SUBNET, publicAddress: address };
   }
 
@@ -93,13 +111,13 @@ export const buildInternet = async (tb: Testbed, spec: InternetSpec): Promise<In
     if (site.nat === 'none') {
       for (const name of site.hosts) {
         const ns = await tb.namespace(name);
-        const address = await plugPublic(ns, 'eth0');
+        const address = await plugPublic(ns, 'eth0', site.name);
         hosts[name] = { name, ns, ifname: 'eth0', address, subnet: PUBLIC_SUBNET, publicAddress: address };
       }
       continue;
     }
     const router = await tb.namespace(`nat-${site.name}`);
-    const wan = await plugPublic(router, 'wan');
+    const wan = await plugPublic(router, 'wan', site.name);
     const lan = lanPrefix(i);
     await tb.bridge(router, 'lan');
     await router.addAddress('lan', `${lan}.1/24`);
@@ -157,8 +175,10 @@ export const buildInternet = async (tb: Testbed, spec: InternetSpec): Promise<In
     await router.iptables(['-A', 'INPUT', '-i', 'wan', '-j', 'DROP']);
   }
 
+  const emulator = await wanBuilder?.start();
   return {
     core,
+    wan: emulator,
     publicSubnet: PUBLIC_SUBNET,
     hosts,
     nats,
@@ -168,4 +188,14 @@ export const buildInternet = async (tb: Testbed, spec: InternetSpec): Promise<In
       return host;
     },
   };
+};
+
+/** The WAN's endpoints: sites and public hosts, by name; a name may not be both. */
+const wanEndpoints = (spec: InternetSpec): Set<string> => {
+  const endpoints = new Set(spec.sites.map((site) => site.name));
+  for (const name of spec.public ?? [])
+    if (endpoints.has(name))
+      throw new WanProfileError(`public`, `${name} is also a site's name: a WAN pair must name one endpoint`);
+  for (const name of spec.public ?? []) endpoints.add(name);
+  return endpoints;
 };
