@@ -5,8 +5,8 @@ export const REPO_ROOT = resolve(import.meta.dirname, '../../..');
 const SCRIPTS = resolve(import.meta.dirname, '../scripts');
 
 /**
- * argv for one of this package's probe scripts (`udp-reflector`, `udp-probe`, `tcp-connect`,
- * `tcp-listen`), run by the same Node as the test — inside a namespace through `Netns.spawn/exec`.
+ * argv for one of this package's probe scripts (`udp-reflector`, `udp-probe`, `udp-echo`, `udp-rtt`,
+ * `tcp-connect`, `tcp-listen`), run by the same Node as the test — inside a namespace through `Netns.spawn/exec`.
  */
 export const probeScript = (name: string, args: readonly (string | number)[] = []): string[] => [
   process.execPath,
