@@ -80,7 +80,9 @@ export const JobViewSchema = z.object({
   subnetId: z.string(),
   asset: z.string(),
   gpus: z.int(),
-  gpuClasses: z.array(z.string()),
+  gpuClasses: z
+    .array(z.string())
+    .meta({ description: 'GPU classes the job accepts; empty: any class the subnet allows.' }),
   maxPricePerGpuHour: Money,
   maxDurationSeconds: z.int(),
   status: z.enum(JOB_STATUSES),
