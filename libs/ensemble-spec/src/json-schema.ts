@@ -5,15 +5,21 @@ import { EnsembleSpecSourceSchema, specDocs } from './source.schema';
 export const JSON_SCHEMA_ID = 'https://gpunet.io/schemas/ensemble-spec/v1.json';
 
 /**
- * The JSON Schema (draft-07, the dialect editors' YAML/JSON language servers support best) of the
- * source format, generated from the very zod schema that
- * validates specs. Cross-field rules (per-node × nodes ≥ count, …) cannot be expressed in it; the
- * parser checks them. Published as `docs/ensemble-spec.schema.json`.
+ * The JSON Schema dialects the schema is generated in: draft-07 is what editors' YAML/JSON language
+ * servers support best (the published file); 2020-12 is the dialect of OpenAPI 3.1, which embeds it.
  */
-export const ensembleSpecJsonSchema = (): Record<string, unknown> => {
+export type SpecSchemaDialect = 'draft-7' | 'draft-2020-12';
+
+/**
+ * The JSON Schema of the source format, generated from the very zod schema that validates specs.
+ * Cross-field rules (per-node × nodes ≥ count, …) cannot be expressed in it; the parser checks them.
+ * Published in draft-07 as `docs/ensemble-spec.schema.json`; its shared parts are in `definitions`
+ * (draft-07) or `$defs` (2020-12), the root a `$ref` to one of them.
+ */
+export const ensembleSpecJsonSchema = (dialect: SpecSchemaDialect = 'draft-7'): Record<string, unknown> => {
   const generated = z.toJSONSchema(EnsembleSpecSourceSchema, {
     io: 'input',
-    target: 'draft-7',
+    target: dialect,
     metadata: specDocs,
     unrepresentable: 'any',
     override: (ctx) => {

@@ -351,10 +351,13 @@ describe('gpunet job / providers / subnet / account (fake gateway)', () => {
                   accountId: 'NTX:wallet:acme',
                   asset: 'NTX',
                   purpose: 'wallet',
+                  ownerId: 'acme',
                   balance: '10000000',
                   available: '9300000',
                   creditsPending: '0',
+                  creditsPosted: '10000000',
                   debitsPending: '700000',
+                  debitsPosted: '0',
                 },
               ],
             })

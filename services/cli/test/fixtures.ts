@@ -1,5 +1,7 @@
 /** A job as the gateway answers `GET /v1/jobs/{id}` (docs/api.md `Job`), with overrides. */
-export const jobFixture = (overrides: Record<string, unknown> = {}) => ({
+import type { Job } from '../src/app/api/responses';
+
+export const jobFixture = (overrides: Partial<Job> = {}): Job => ({
   jobId: 'j1',
   tenantId: 'acme',
   name: 'ddp',

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../src/app/cli';
 import { fakeIo } from './fake-io';
+import { jobFixture } from './fixtures';
 
 const KEY = `gpn_AAAAAAAAAAAA_${'S3cr3t'.repeat(7)}x`;
 
@@ -43,7 +44,8 @@ describe("the gateway's answers (fuzz)", () => {
       {},
       {
         env: { GPUNET_GATEWAY: 'http://gw.test', GPUNET_API_KEY: KEY },
-        fetch: () => Promise.resolve(Response.json({ items: [{ jobId: 7 }], nextCursor: null })),
+        fetch: () =>
+          Promise.resolve(Response.json({ items: [{ ...jobFixture(), jobId: 7 }], nextCursor: null })),
       },
     );
     expect(await runCli(['job', 'ls'], f.io)).toBe(1);

@@ -1,8 +1,9 @@
 import { writeFileSync } from 'node:fs';
-import { API_DOC_PATH, formattedApiMarkdown } from './api-doc';
+import { API_DOC_PATH, formattedApiMarkdown, formattedOpenApiJson, OPENAPI_PATH } from './api-doc';
 
-/** Writes docs/api.md from the gateway's OpenAPI document. Run: npx tsx services/gateway/scripts/generate-api-doc.ts */
-void formattedApiMarkdown().then((text) => {
-  writeFileSync(API_DOC_PATH, text);
-  process.stdout.write(`wrote ${API_DOC_PATH}\n`);
+/** Writes docs/api.md and docs/openapi.json from the gateway's OpenAPI document. Run: npm run api:document */
+void Promise.all([formattedApiMarkdown(), formattedOpenApiJson()]).then(([markdown, json]) => {
+  writeFileSync(API_DOC_PATH, markdown);
+  writeFileSync(OPENAPI_PATH, json);
+  process.stdout.write(`wrote ${API_DOC_PATH}\nwrote ${OPENAPI_PATH}\n`);
 });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import {
   GatewayStream,
   JobCompleted,
@@ -17,6 +18,7 @@ import { serveQuery } from '@gpunet/eventing';
 import { eventually } from '@gpunet/testing';
 import { DeliverPolicy } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPENAPI_PATH } from '../scripts/api-doc';
 import { type GatewayHarness, startHarness } from './support/harness';
 import { INVALID_SPEC_YAML, NO_BUDGET_SPEC_YAML, VALID_SPEC_JSON, VALID_SPEC_YAML } from './support/fixtures';
 
@@ -99,8 +101,10 @@ describe('gateway over HTTP (NATS + Postgres)', () => {
     const ready = await call('/readyz', { key: null });
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({ status: 'ok', database: true, nats: true });
+    // The served document is the published one, byte for byte once formatted.
     const doc = (await (await call('/docs/openapi.json', { key: null })).json()) as { openapi: string };
     expect(doc.openapi).toBe('3.1.0');
+    expect(doc).toEqual(JSON.parse(readFileSync(OPENAPI_PATH, 'utf8')));
     expect((await call('/docs', { key: null })).headers.get('content-type')).toContain('text/html');
     const metrics = await (await call('/metrics', { key: null })).text();
     expect(metrics).toContain('gpunet_gateway_http_requests_total');

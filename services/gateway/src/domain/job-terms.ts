@@ -7,17 +7,12 @@ import {
 } from '@gpunet/contracts';
 import { type NormalizedSpec, totalGpus } from '@gpunet/ensemble-spec';
 import type { FieldIssue } from './gateway.errors';
+import type { JobView } from './job-view';
 
 /** The terms `job.submitted` carries, derived from a normalized spec and the tenant's defaults. */
-export interface JobTerms {
-  readonly subnetId: string;
-  readonly asset: string;
-  readonly gpus: number;
-  /** GPU classes the job accepts; empty: any class the subnet allows. */
-  readonly gpuClasses: readonly string[];
-  readonly maxPricePerGpuHour: string;
-  readonly maxDurationSeconds: number;
-}
+export type JobTerms = Readonly<
+  Pick<JobView, 'subnetId' | 'asset' | 'gpus' | 'gpuClasses' | 'maxPricePerGpuHour' | 'maxDurationSeconds'>
+>;
 
 export type TermsResult =
   | { readonly ok: true; readonly terms: JobTerms }

@@ -17,6 +17,8 @@ import type {
   UsageMetered,
   UsageReported,
 } from '@gpunet/contracts';
+import { JobPathReportSchema, MinorUnitsSchema } from '@gpunet/contracts';
+import { z } from 'zod';
 
 /*
  * The gateway's read model of a job: its status, where it runs, its path report, its usage and
@@ -65,83 +67,110 @@ const RANK: Readonly<Record<JobStatus, number>> = {
   unschedulable: 9,
 };
 
-export interface PlacementView {
-  readonly allocations: readonly {
-    readonly name: string;
-    readonly gpuCount: number;
-    readonly pricePerHourMinor: string;
-    readonly nodes: readonly {
-      readonly providerId: string;
-      readonly hostId: string;
-      readonly gpuUuids: readonly string[];
-      readonly ranks: number;
-    }[];
-  }[];
-  readonly placedAt: string;
-}
+const Money = MinorUnitsSchema;
 
-export interface RankView {
-  readonly rank: number;
-  readonly allocation: string;
-  readonly providerId: string;
-  readonly hostId: string;
-  readonly gpuUuids: readonly string[];
-  readonly gpuClass: string;
-  /** The address other ranks reach this rank's host at (its overlay address where there is one). */
-  readonly address: string;
-}
+/*
+ * The job view, declared once: this schema is its type here, the `Job` of the OpenAPI document
+ * (api.schemas.ts) and, generated from that document, the CLI's type of the gateway's answer.
+ */
+export const JobViewSchema = z.object({
+  jobId: z.string(),
+  tenantId: z.string(),
+  name: z.string(),
+  subnetId: z.string(),
+  asset: z.string(),
+  gpus: z.int(),
+  gpuClasses: z
+    .array(z.string())
+    .meta({ description: 'GPU classes the job accepts; empty: any class the subnet allows.' }),
+  maxPricePerGpuHour: Money,
+  maxDurationSeconds: z.int(),
+  status: z.enum(JOB_STATUSES),
+  attempt: z
+    .int()
+    .nullable()
+    .meta({ description: 'The execution attempt (1, then one more per gang restart); null before launch.' }),
+  reason: z
+    .object({ code: z.string(), message: z.string() })
+    .nullable()
+    .meta({ description: 'Why it waits, failed, was rejected or is unschedulable.' }),
+  submittedAt: z.string(),
+  updatedAt: z.string(),
+  cancelRequestedAt: z.string().nullable(),
+  placement: z
+    .object({
+      allocations: z.array(
+        z.object({
+          name: z.string(),
+          gpuCount: z.int(),
+          pricePerHourMinor: Money,
+          nodes: z.array(
+            z.object({
+              providerId: z.string(),
+              hostId: z.string(),
+              gpuUuids: z.array(z.string()),
+              ranks: z.int(),
+            }),
+          ),
+        }),
+      ),
+      placedAt: z.string(),
+    })
+    .nullable(),
+  ranks: z
+    .array(
+      z.object({
+        rank: z.int(),
+        allocation: z.string(),
+        providerId: z.string(),
+        hostId: z.string(),
+        gpuUuids: z.array(z.string()),
+        gpuClass: z.string(),
+        address: z.string().meta({
+          description:
+            "The address other ranks reach this rank's host at (its overlay address where there is one).",
+        }),
+      }),
+    )
+    .nullable(),
+  paths: JobPathReportSchema.nullable(),
+  usage: z
+    .object({
+      seq: z
+        .int()
+        .meta({ description: 'The highest report sequence applied; 0 once final readings arrived.' }),
+      final: z.boolean(),
+      providers: z.array(
+        z.object({ providerId: z.string(), gpuClass: z.string(), gpus: z.int(), gpuSeconds: z.int() }),
+      ),
+      gpuSeconds: z.int(),
+      at: z.string(),
+    })
+    .nullable(),
+  cost: z.object({
+    asset: z.string(),
+    escrow: Money.nullable().meta({
+      description: "Escrow held for the job (settlement's `job.funded`); null before funding.",
+    }),
+    accrued: Money.meta({ description: 'Accrued so far across providers and fees.' }),
+    remaining: Money.nullable().meta({ description: 'Escrow not yet accrued.' }),
+    settled: z
+      .object({
+        paidToProviders: Money,
+        subnetFees: Money,
+        platformFees: Money,
+        refunded: Money,
+        settledAt: z.string(),
+      })
+      .nullable()
+      .meta({ description: 'Final figures once settled.' }),
+  }),
+});
 
-export interface UsageView {
-  /** The highest report sequence applied; 0 once final readings arrived. */
-  readonly seq: number;
-  readonly final: boolean;
-  readonly providers: readonly { providerId: string; gpuClass: string; gpus: number; gpuSeconds: number }[];
-  readonly gpuSeconds: number;
-  readonly at: string;
-}
-
-export interface CostView {
-  readonly asset: string;
-  /** Escrow held for the job (settlement's `job.funded`); null before funding. */
-  readonly escrow: string | null;
-  /** Accrued so far across providers and fees. */
-  readonly accrued: string;
-  /** Escrow not yet accrued. */
-  readonly remaining: string | null;
-  /** Final figures once settled. */
-  readonly settled: {
-    readonly paidToProviders: string;
-    readonly subnetFees: string;
-    readonly platformFees: string;
-    readonly refunded: string;
-    readonly settledAt: string;
-  } | null;
-}
-
-export interface JobView {
-  readonly jobId: string;
-  readonly tenantId: string;
-  readonly name: string;
-  readonly subnetId: string;
-  readonly asset: string;
-  readonly gpus: number;
-  readonly gpuClasses: readonly string[];
-  readonly maxPricePerGpuHour: string;
-  readonly maxDurationSeconds: number;
-  readonly status: JobStatus;
-  /** The execution attempt (1, then one more per gang restart); null before launch. */
-  readonly attempt: number | null;
-  /** Why it waits, failed, was rejected or is unschedulable. */
-  readonly reason: { readonly code: string; readonly message: string } | null;
-  readonly submittedAt: string;
-  readonly updatedAt: string;
-  readonly cancelRequestedAt: string | null;
-  readonly placement: PlacementView | null;
-  readonly ranks: readonly RankView[] | null;
-  readonly paths: JobPathReport | null;
-  readonly usage: UsageView | null;
-  readonly cost: CostView;
-}
+export type JobView = z.output<typeof JobViewSchema>;
+type PlacementView = NonNullable<JobView['placement']>;
+type RankView = NonNullable<JobView['ranks']>[number];
+type UsageView = NonNullable<JobView['usage']>;
 
 /** An event as the projection sees it: type and (validated, upcast) payload. */
 export interface JobEvent {
@@ -349,19 +378,22 @@ export const applyJobEvent = (view: JobView, event: JobEvent): JobView => {
 };
 
 /** A job's view at submission. */
-export const submittedView = (input: {
-  jobId: string;
-  tenantId: string;
-  name: string;
-  subnetId: string;
-  asset: string;
-  gpus: number;
-  gpuClasses: readonly string[];
-  maxPricePerGpuHour: string;
-  maxDurationSeconds: number;
-  submittedAt: string;
-}): JobView => ({
+export const submittedView = (
+  input: Pick<
+    JobView,
+    | 'jobId'
+    | 'tenantId'
+    | 'name'
+    | 'subnetId'
+    | 'asset'
+    | 'gpus'
+    | 'maxPricePerGpuHour'
+    | 'maxDurationSeconds'
+    | 'submittedAt'
+  > & { readonly gpuClasses: readonly string[] },
+): JobView => ({
   ...input,
+  gpuClasses: [...input.gpuClasses],
   status: 'submitted',
   attempt: null,
   reason: null,

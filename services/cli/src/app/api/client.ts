@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { z } from 'zod';
 import { ExitCode } from '../command';
 import type { CliIo } from '../io';
 import type { Target } from './config';
 import { CliError } from './errors';
 import { problemError, toProblem } from './problem';
+import { type ApiSchemaName, type ApiSchemas, checkResponse } from './responses';
 
 export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
 
@@ -87,15 +87,15 @@ export class GatewayClient {
   }
 
   /**
-   * A JSON request whose answer must match `schema` (the fields the CLI reads); anything else is
-   * exit 1 naming the first field at fault.
+   * A JSON request whose answer must match `schema`, the name of one of the OpenAPI document's
+   * schemas; anything else is exit 1 naming the first field at fault.
    */
-  async json<S extends z.ZodType>(
+  async json<N extends ApiSchemaName>(
     method: string,
     path: string,
-    schema: S,
+    schema: N,
     options: RequestOptions = {},
-  ): Promise<z.infer<S>> {
+  ): Promise<ApiSchemas[N]> {
     const res = await this.send(method, path, options);
     const text = await res.text();
     let body: unknown;
@@ -104,17 +104,17 @@ export class GatewayClient {
     } catch {
       body = undefined;
     }
-    const parsed = schema.safeParse(body);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
+    const checked = checkResponse(schema, body);
+    if (!checked.ok) {
+      const issue = checked.issue;
       throw new CliError(
         ExitCode.Failed,
         `gpunet: the gateway's answer to ${method} ${path} is not what this CLI understands${
-          issue ? ` (${issue.path.join('.') || 'the body'}: ${issue.message})` : ''
+          issue ? ` (${issue.path || 'the body'}: ${issue.message})` : ''
         }; is the gateway of another version?\n`,
       );
     }
-    return parsed.data;
+    return checked.value;
   }
 
   /** Opens an event stream (`text/event-stream`), resuming after `lastEventId` when given. */

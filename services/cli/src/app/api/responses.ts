@@ -1,178 +1,88 @@
-import { z } from 'zod';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
+import type { components } from './gateway-api.generated';
+import { GATEWAY_API_COMPONENTS } from './gateway-api.schemas.generated';
 
 /*
- * What the CLI reads of the gateway's answers (docs/api.md), checked at the boundary: a gateway of
- * another version or a proxy's page ends the command with exit 1 and the field at fault, never with
- * a crash while printing. Loose objects: fields the CLI does not use pass through to `--json`.
+ * What the CLI reads of the gateway's answers: the OpenAPI document's schemas, declared once in the
+ * gateway (its zod schemas → docs/openapi.json → `gateway-api.generated.ts`). Answers are checked
+ * at the boundary against the same document, so a gateway of another version or a proxy's page ends
+ * the command with exit 1 and the field at fault, never with a crash while printing.
  */
 
-const Minor = z.string().regex(/^-?[0-9]{1,40}$/);
+/** The gateway's schemas by their OpenAPI component name (`Job`, `JobList`, …). */
+export type ApiSchemas = components['schemas'];
+export type ApiSchemaName = keyof ApiSchemas;
+export type Job = ApiSchemas['Job'];
 
-export const JobViewSchema = z.looseObject({
-  jobId: z.string(),
-  tenantId: z.string(),
-  name: z.string(),
-  subnetId: z.string(),
-  asset: z.string(),
-  gpus: z.number(),
-  gpuClasses: z.array(z.string()),
-  maxPricePerGpuHour: Minor,
-  maxDurationSeconds: z.number(),
-  status: z.string(),
-  attempt: z.number().nullable(),
-  reason: z.looseObject({ code: z.string(), message: z.string() }).nullable(),
-  submittedAt: z.string(),
-  updatedAt: z.string(),
-  cancelRequestedAt: z.string().nullable(),
-  placement: z
-    .looseObject({
-      allocations: z.array(
-        z.looseObject({
-          name: z.string(),
-          gpuCount: z.number(),
-          pricePerHourMinor: Minor,
-          nodes: z.array(
-            z.looseObject({
-              providerId: z.string(),
-              hostId: z.string(),
-              gpuUuids: z.array(z.string()),
-              ranks: z.number(),
-            }),
-          ),
-        }),
-      ),
-      placedAt: z.string(),
-    })
-    .nullable(),
-  ranks: z
-    .array(
-      z.looseObject({
-        rank: z.number(),
-        providerId: z.string(),
-        hostId: z.string(),
-        gpuClass: z.string(),
-        address: z.string(),
-      }),
-    )
-    .nullable(),
-  usage: z.looseObject({ gpuSeconds: z.number(), final: z.boolean() }).nullable(),
-  cost: z.looseObject({
-    asset: z.string(),
-    escrow: Minor.nullable(),
-    accrued: Minor,
-    remaining: Minor.nullable(),
-    settled: z
-      .looseObject({
-        paidToProviders: Minor,
-        subnetFees: Minor,
-        platformFees: Minor,
-        refunded: Minor,
-        settledAt: z.string(),
-      })
-      .nullable(),
-  }),
-});
+/**
+ * The components with `additionalProperties: false` dropped: the gateway's answers are closed
+ * objects today, but a later gateway may add fields (a published shape only gains optional ones);
+ * the CLI lets them through (to `--json`) rather than refuse a newer gateway.
+ */
+const openComponents = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(openComponents);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k, v]) => !(k === 'additionalProperties' && v === false))
+      .map(([k, v]) => [k, openComponents(v)]),
+  );
+};
 
-export const JobPageSchema = z.looseObject({
-  items: z.array(JobViewSchema),
-  nextCursor: z.string().nullable(),
-});
+let ajv: Ajv2020 | undefined;
+const validators = new Map<ApiSchemaName, ValidateFunction>();
 
-export const JobStatementSchema = z.looseObject({
-  jobId: z.string(),
-  status: z.string(),
-  asset: z.string().nullable(),
-  funded: Minor,
-  paidToProviders: Minor,
-  subnetFees: Minor,
-  platformFees: Minor,
-  refunded: Minor,
-  pending: Minor,
-  escrowBalance: Minor,
-  legs: z.array(
-    z.looseObject({
-      sequence: z.number(),
-      code: z.string(),
-      kind: z.string(),
-      debitAccountId: z.string(),
-      creditAccountId: z.string(),
-      amount: Minor,
-      at: z.string(),
-    }),
-  ),
-});
+/** The validator of one component, compiled on first use (most commands need one or two). */
+const validatorOf = (name: ApiSchemaName): ValidateFunction => {
+  let validate = validators.get(name);
+  if (validate) return validate;
+  if (!ajv) {
+    // Formats (`uuid`, `date-time`) are descriptions here: the CLI does not parse those fields.
+    ajv = new Ajv2020({ strict: true, validateFormats: false });
+    // `components` is OpenAPI's, not a JSON Schema keyword: declared so strict mode lets it hold the schemas.
+    ajv.addKeyword('components');
+    ajv.addSchema({ $id: 'openapi.json', components: openComponents(GATEWAY_API_COMPONENTS) });
+  }
+  validate = ajv.getSchema(`openapi.json#/components/schemas/${name}`);
+  if (!validate) throw new Error(`docs/openapi.json has no schema ${name}`);
+  validators.set(name, validate);
+  return validate;
+};
 
-export const ProviderListSchema = z.looseObject({
-  items: z.array(
-    z.looseObject({
-      providerId: z.string(),
-      name: z.string(),
-      simulated: z.boolean(),
-      subnets: z.array(z.string()),
-      asset: z.string(),
-      gpus: z.array(
-        z.looseObject({ model: z.string(), vramBytes: z.number(), priceFloorMinor: Minor.nullable() }),
-      ),
-    }),
-  ),
-  nextCursor: z.string().nullable(),
-});
+/** A job's statuses, in the order the document lists them (for `job ls --status`). */
+export const JOB_STATUSES = (
+  GATEWAY_API_COMPONENTS as {
+    schemas: { Job: { properties: { status: { enum: readonly Job['status'][] } } } };
+  }
+).schemas.Job.properties.status.enum;
 
-export const AcceptedSchema = z.looseObject({ requestId: z.string(), detail: z.string() });
+/** A field at fault: its dotted path (empty for the body itself) and what is wrong with it. */
+export interface ResponseIssue {
+  readonly path: string;
+  readonly message: string;
+}
 
-export const DepositReceiptSchema = z.looseObject({
-  chainTxId: z.string(),
-  ownerId: z.string(),
-  asset: z.string(),
-  amount: Minor,
-  available: Minor,
-});
+const issueOf = (e: ErrorObject): ResponseIssue => {
+  const path = e.instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'));
+  if (e.keyword === 'required') {
+    const missing = (e.params as { missingProperty: string }).missingProperty;
+    return { path: [...path, missing].join('.'), message: 'missing' };
+  }
+  return { path: path.join('.'), message: e.message ?? e.keyword };
+};
 
-export const SubnetSchema = z.looseObject({
-  subnetId: z.string(),
-  exists: z.boolean(),
-  ownerId: z.string().nullable(),
-  asset: z.string().nullable(),
-  version: z.number(),
-  ownerStake: Minor,
-  treasury: Minor,
-  providers: z.array(
-    z.looseObject({
-      providerId: z.string().optional(),
-      stake: Minor.optional(),
-      status: z.string().optional(),
-    }),
-  ),
-  totalProviderStake: Minor,
-  jobsSettled: z.number(),
-  paidToProviders: Minor,
-  subnetFees: Minor,
-});
-
-const BalanceSchema = z.looseObject({
-  accountId: z.string(),
-  asset: z.string(),
-  purpose: z.string(),
-  balance: Minor,
-  available: Minor,
-  creditsPending: Minor,
-  debitsPending: Minor,
-});
-
-export const BalancesSchema = z.looseObject({ accounts: z.array(BalanceSchema) });
-
-export const AccountStatementSchema = z.looseObject({
-  account: BalanceSchema.nullable(),
-  entries: z.array(
-    z.looseObject({
-      sequence: z.number(),
-      direction: z.string(),
-      code: z.string(),
-      kind: z.string(),
-      amount: Minor,
-      jobId: z.string().nullable(),
-      at: z.string(),
-    }),
-  ),
-  nextAfterSequence: z.number().nullable(),
-});
+/** `body` as the schema `name`, or the first field at fault. */
+export const checkResponse = <N extends ApiSchemaName>(
+  name: N,
+  body: unknown,
+):
+  | { readonly ok: true; readonly value: ApiSchemas[N] }
+  | { readonly ok: false; readonly issue?: ResponseIssue } => {
+  const validate = validatorOf(name);
+  if (validate(body)) return { ok: true, value: body as ApiSchemas[N] };
+  const first = validate.errors?.[0];
+  return first ? { ok: false, issue: issueOf(first) } : { ok: false };
+};

@@ -1,4 +1,4 @@
-import { JSON_SCHEMA_ID } from '@gpunet/ensemble-spec';
+import { ensembleSpecJsonSchema } from '@gpunet/ensemble-spec';
 import type { z } from 'zod';
 import type { ApiScope } from '../api-keys';
 import * as S from './api.schemas';
@@ -16,10 +16,14 @@ export interface ApiOperation {
   readonly scope: ApiScope | null;
   readonly params?: z.ZodObject;
   readonly query?: z.ZodObject;
-  /** Request body: its zod schema, or a JSON Schema reference for the ensemble spec. */
+  /**
+   * Request body: its zod schema, or a JSON Schema (2020-12, shared parts in `$defs`) for bodies the
+   * gateway does not parse with zod — the ensemble spec, which is YAML or JSON. Both are bundled into
+   * the document's components.
+   */
   readonly body?:
     | { readonly schema: z.ZodType; readonly required: boolean }
-    | { readonly ref: string; readonly contentTypes: readonly string[] };
+    | { readonly jsonSchema: Readonly<Record<string, unknown>>; readonly contentTypes: readonly string[] };
   readonly idempotent?: boolean;
   /**
    * The request starts a chain: what it appends carries its id as correlation, and its success
@@ -83,7 +87,10 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
       'Errors name each field with its path and line:column in the document. The job needs a `budget`; its subnet is ' +
       "the spec's `subnet` or the tenant's default.",
     scope: 'submit',
-    body: { ref: JSON_SCHEMA_ID, contentTypes: ['application/yaml', 'application/json'] },
+    body: {
+      jsonSchema: ensembleSpecJsonSchema('draft-2020-12'),
+      contentTypes: ['application/yaml', 'application/json'],
+    },
     idempotent: true,
     startsChain: true,
     responses: {

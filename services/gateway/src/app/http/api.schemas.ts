@@ -3,7 +3,6 @@ import {
   AccountIdSchema,
   AssetSchema,
   EntityIdSchema,
-  JobPathReportSchema,
   LedgerLegSchema,
   MinorUnitsSchema,
   SubnetEconomicsQuery,
@@ -11,7 +10,7 @@ import {
   WithdrawalSourceSchema,
 } from '@gpunet/contracts';
 import { z } from 'zod';
-import { JOB_STATUSES } from '../../domain/job-view';
+import { JOB_STATUSES, JobViewSchema } from '../../domain/job-view';
 import { API_SCOPES } from '../api-keys';
 
 /*
@@ -45,85 +44,10 @@ export const JobIdParams = z.strictObject({ jobId: EntityIdSchema });
 
 const Money = MinorUnitsSchema;
 
-export const JobSchema = z
-  .object({
-    jobId: z.string(),
-    tenantId: z.string(),
-    name: z.string(),
-    subnetId: z.string(),
-    asset: z.string(),
-    gpus: z.int(),
-    gpuClasses: z.array(z.string()),
-    maxPricePerGpuHour: Money,
-    maxDurationSeconds: z.int(),
-    status: z.enum(JOB_STATUSES),
-    attempt: z.int().nullable(),
-    reason: z.object({ code: z.string(), message: z.string() }).nullable(),
-    submittedAt: z.string(),
-    updatedAt: z.string(),
-    cancelRequestedAt: z.string().nullable(),
-    placement: z
-      .object({
-        allocations: z.array(
-          z.object({
-            name: z.string(),
-            gpuCount: z.int(),
-            pricePerHourMinor: Money,
-            nodes: z.array(
-              z.object({
-                providerId: z.string(),
-                hostId: z.string(),
-                gpuUuids: z.array(z.string()),
-                ranks: z.int(),
-              }),
-            ),
-          }),
-        ),
-        placedAt: z.string(),
-      })
-      .nullable(),
-    ranks: z
-      .array(
-        z.object({
-          rank: z.int(),
-          allocation: z.string(),
-          providerId: z.string(),
-          hostId: z.string(),
-          gpuUuids: z.array(z.string()),
-          gpuClass: z.string(),
-          address: z.string().meta({ description: "The rank host's overlay address (or host address)." }),
-        }),
-      )
-      .nullable(),
-    paths: JobPathReportSchema.nullable(),
-    usage: z
-      .object({
-        seq: z.int(),
-        final: z.boolean(),
-        providers: z.array(
-          z.object({ providerId: z.string(), gpuClass: z.string(), gpus: z.int(), gpuSeconds: z.int() }),
-        ),
-        gpuSeconds: z.int(),
-        at: z.string(),
-      })
-      .nullable(),
-    cost: z.object({
-      asset: z.string(),
-      escrow: Money.nullable(),
-      accrued: Money,
-      remaining: Money.nullable(),
-      settled: z
-        .object({
-          paidToProviders: Money,
-          subnetFees: Money,
-          platformFees: Money,
-          refunded: Money,
-          settledAt: z.string(),
-        })
-        .nullable(),
-    }),
-  })
-  .meta({ id: 'Job', description: 'A job: status, placement, overlay addresses, path report, usage, cost.' });
+export const JobSchema = JobViewSchema.meta({
+  id: 'Job',
+  description: 'A job: status, placement, overlay addresses, path report, usage, cost.',
+});
 
 /** `status=running,queued`: one or more statuses, comma-separated. */
 const StatusList = z

@@ -20,6 +20,28 @@ const PROBLEM = 'application/problem+json';
 /** Reusable schemas (`.meta({ id })`) land in components; the rest inline. */
 const registry = z.globalRegistry;
 
+/**
+ * Moves a generated JSON Schema's `$defs` into `components` (its `#/$defs/` references rewritten to
+ * point there), so that every `$ref` in the document is internal. A name already taken by another
+ * schema is an error: two shapes under one name would make generated clients pick one silently.
+ */
+const hoistDefs = (json: JsonSchema, components: Record<string, JsonSchema>): JsonSchema => {
+  const moved = JSON.parse(
+    JSON.stringify(json).replaceAll('"#/$defs/', '"#/components/schemas/'),
+  ) as JsonSchema & { $defs?: Record<string, JsonSchema> };
+  // `$schema` is the document's dialect (OpenAPI 3.1's); an `$id` would rebase the references.
+  const { $defs, $schema: _schema, $id: _id, ...rest } = moved;
+  for (const [id, def] of Object.entries($defs ?? {})) define(components, id, def);
+  return rest;
+};
+
+const define = (components: Record<string, JsonSchema>, id: string, schema: JsonSchema): void => {
+  const existing = components[id];
+  if (existing !== undefined && JSON.stringify(existing) !== JSON.stringify(schema))
+    throw new Error(`OpenAPI components: two different schemas are named ${id}`);
+  components[id] = schema;
+};
+
 const schemaOf = (
   schema: z.ZodType,
   io: 'input' | 'output',
@@ -31,21 +53,13 @@ const schemaOf = (
     unrepresentable: 'any',
     metadata: registry,
   }) as JsonSchema;
-  // Shared definitions live in components, not in each schema's $defs.
-  const moved = JSON.parse(
-    JSON.stringify(json).replaceAll('"#/$defs/', '"#/components/schemas/'),
-  ) as JsonSchema & {
-    $defs?: Record<string, JsonSchema>;
-    $schema?: string;
-  };
-  const { $defs, $schema: _schema, ...rest } = moved;
-  for (const [id, def] of Object.entries($defs ?? {})) components[id] = def;
+  const rest = hoistDefs(json, components);
   // A schema with an id comes back as a reference to its own $defs entry, moved above.
   if (typeof rest['$ref'] === 'string') return rest;
   const id = registry.get(schema)?.id;
   if (typeof id === 'string') {
     const { id: _id, ...body } = rest;
-    components[id] = body;
+    define(components, id, body);
     return { $ref: `#/components/schemas/${id}` };
   }
   return rest;
@@ -117,15 +131,11 @@ const operationOf = (route: ApiOperation, components: Record<string, JsonSchema>
   for (const [status, description] of Object.entries(common))
     responses[status] ??= { description, content: { [PROBLEM]: { schema: PROBLEM_REF } } };
   let requestBody: JsonSchema | undefined;
-  if (route.body && 'ref' in route.body) {
+  if (route.body && 'jsonSchema' in route.body) {
+    const schema = hoistDefs(route.body.jsonSchema, components);
     requestBody = {
       required: true,
-      content: Object.fromEntries(
-        route.body.contentTypes.map((t) => [
-          t,
-          { schema: { $ref: route.body && 'ref' in route.body ? route.body.ref : '' } },
-        ]),
-      ),
+      content: Object.fromEntries(route.body.contentTypes.map((t) => [t, { schema }])),
     };
   } else if (route.body) {
     requestBody = {

@@ -2,7 +2,6 @@ import { parseCommandArgs } from '../../args';
 import { type Command, ExitCode, UsageError } from '../../command';
 import { GatewayClient } from '../../api/client';
 import { configPath, parseApiKeyValue, parseGatewayUrl, writeConfig } from '../../api/config';
-import { JobPageSchema } from '../../api/responses';
 import { printJson } from '../../api/session';
 
 export const loginCommand: Command = {
@@ -58,7 +57,7 @@ export const loginCommand: Command = {
     const apiKey = parseApiKeyValue(rawKey, from);
     const target = { gateway, apiKey };
     if (!values['no-verify'])
-      await new GatewayClient(target, io, 15_000).json('GET', '/v1/jobs', JobPageSchema, {
+      await new GatewayClient(target, io, 15_000).json('GET', '/v1/jobs', 'JobList', {
         query: { limit: 1 },
       });
     const path = await writeConfig(io, target);

@@ -4,7 +4,6 @@ import { isCliError } from '../../api/errors';
 import { readEventStream, type SseEvent } from '../../api/sse';
 import type { CliIo } from '../../io';
 import { describeCost, TERMINAL } from './job-view';
-import { JobViewSchema } from '../../api/responses';
 import { JobLiveView, renderLogChunk, toJobEvent, toLogChunk } from './live-view';
 
 export interface FollowOptions {
@@ -125,7 +124,7 @@ export const followJob = async (
     io.err(`gpunet: job ${jobId} no longer exists\n`);
     return ExitCode.NotFound;
   }
-  const job = await client.json('GET', jobPath(jobId), JobViewSchema);
+  const job = await client.json('GET', jobPath(jobId), 'Job');
   if (options.json) write('end', { status: job.status, job });
   else
     io.out(

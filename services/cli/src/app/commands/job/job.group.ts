@@ -6,7 +6,7 @@ import { formatReport, toReport } from '../spec/report';
 import { checkSpecFile } from '../spec/spec-files';
 import { followJob } from './follow';
 import { describeJob } from './job-view';
-import { JobPageSchema, JobStatementSchema, JobViewSchema } from '../../api/responses';
+import { JOB_STATUSES } from '../../api/responses';
 import { readEventStream } from '../../api/sse';
 import { renderLogChunk, toLogChunk } from './live-view';
 
@@ -82,7 +82,7 @@ export const submitCommand: Command = {
     }
     const source = await io.readFile(file);
     const client = await connect(io);
-    const job = await client.json('POST', '/v1/jobs', JobViewSchema, {
+    const job = await client.json('POST', '/v1/jobs', 'Job', {
       body: source,
       contentType: /\.json$/i.test(file) ? 'application/json' : 'application/yaml',
       file,
@@ -101,20 +101,7 @@ export const submitCommand: Command = {
   },
 };
 
-const STATUSES = [
-  'submitted',
-  'funded',
-  'queued',
-  'placed',
-  'launching',
-  'running',
-  'restarting',
-  'completed',
-  'failed',
-  'cancelled',
-  'rejected',
-  'unschedulable',
-];
+const STATUSES: readonly string[] = JOB_STATUSES;
 
 export const lsCommand: Command = {
   name: 'ls',
@@ -145,7 +132,7 @@ export const lsCommand: Command = {
     }
     const limit = intOption('limit', values.limit, 1, 200);
     const client = await connect(io);
-    const page = await client.json('GET', '/v1/jobs', JobPageSchema, {
+    const page = await client.json('GET', '/v1/jobs', 'JobList', {
       query: { status: values.status, subnet: values.subnet, limit, cursor: values.cursor },
     });
     if (values.json) {
@@ -180,7 +167,7 @@ export const getCommand: Command = {
   async run(args, io) {
     const { values, positionals } = parseCommandArgs(args, { json: { type: 'boolean', default: false } });
     const id = oneJobId(positionals);
-    const job = await (await connect(io)).json('GET', jobPath(id), JobViewSchema);
+    const job = await (await connect(io)).json('GET', jobPath(id), 'Job');
     if (values.json) printJson(io, job);
     else io.out(describeJob(job));
     return ExitCode.Ok;
@@ -208,7 +195,7 @@ export const cancelCommand: Command = {
       throw new UsageError('--reason: at most 1024 characters');
     const job = await (
       await connect(io)
-    ).json('POST', `${jobPath(id)}/cancel`, JobViewSchema, {
+    ).json('POST', `${jobPath(id)}/cancel`, 'Job', {
       body: values.reason !== undefined ? { reason: values.reason } : {},
     });
     if (values.json) printJson(io, job);
@@ -291,7 +278,7 @@ export const statementCommand: Command = {
   async run(args, io) {
     const { values, positionals } = parseCommandArgs(args, { json: { type: 'boolean', default: false } });
     const id = oneJobId(positionals);
-    const s = await (await connect(io)).json('GET', `${jobPath(id)}/statement`, JobStatementSchema);
+    const s = await (await connect(io)).json('GET', `${jobPath(id)}/statement`, 'JobStatement');
     if (values.json) {
       printJson(io, s);
       return ExitCode.Ok;

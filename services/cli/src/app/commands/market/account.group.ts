@@ -2,12 +2,6 @@ import { KNOWN_ASSET_DECIMALS, parseMoney } from '@gpunet/ensemble-spec';
 import { parseCommandArgs } from '../../args';
 import { type Command, type CommandGroup, ExitCode, UsageError } from '../../command';
 import { money, table } from '../../api/format';
-import {
-  AcceptedSchema,
-  AccountStatementSchema,
-  BalancesSchema,
-  DepositReceiptSchema,
-} from '../../api/responses';
 import { API_EXIT_CODES, connect, intOption, minorOption, printJson } from '../../api/session';
 
 const ASSET = /^[A-Z][A-Z0-9]{1,11}$/;
@@ -45,7 +39,7 @@ const balanceCommand: Command = {
       throw new UsageError('--asset must be an asset code like NTX');
     const r = await (
       await connect(io)
-    ).json('GET', '/v1/accounts/balances', BalancesSchema, { query: { asset: values.asset } });
+    ).json('GET', '/v1/accounts/balances', 'Balances', { query: { asset: values.asset } });
     if (values.json) printJson(io, r);
     else if (r.accounts.length === 0) io.out('no accounts yet (deposit to your wallet first)\n');
     else
@@ -89,7 +83,7 @@ const statementCommand: Command = {
       throw new UsageError(`'${accountId}' is not an account id <ASSET>:<purpose>:<owner>`);
     const r = await (
       await connect(io)
-    ).json('GET', '/v1/accounts/statement', AccountStatementSchema, {
+    ).json('GET', '/v1/accounts/statement', 'Statement', {
       query: {
         accountId,
         afterSequence: intOption('after', values.after, 0, Number.MAX_SAFE_INTEGER),
@@ -175,7 +169,7 @@ const depositCommand: Command = {
     const decimals = values.decimals !== undefined ? Number(values.decimals) : undefined;
     const r = await (
       await connect(io)
-    ).json('POST', '/v1/accounts/deposits', DepositReceiptSchema, {
+    ).json('POST', '/v1/accounts/deposits', 'DepositReceipt', {
       body: { asset, amount },
       ...(values['idempotency-key'] !== undefined ? { idempotencyKey: values['idempotency-key'] } : {}),
     });
@@ -218,7 +212,7 @@ const withdrawCommand: Command = {
       throw new UsageError('--source must be wallet or payable');
     const a = await (
       await connect(io)
-    ).json('POST', '/v1/accounts/withdrawals', AcceptedSchema, {
+    ).json('POST', '/v1/accounts/withdrawals', 'Accepted', {
       body: {
         asset: values.asset,
         amount,

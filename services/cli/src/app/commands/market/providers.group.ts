@@ -1,7 +1,6 @@
 import { parseCommandArgs } from '../../args';
 import { type CommandGroup, ExitCode, UsageError } from '../../command';
 import { money, table } from '../../api/format';
-import { ProviderListSchema } from '../../api/responses';
 import { API_EXIT_CODES, connect, intOption, printJson } from '../../api/session';
 
 const SIZE = /^([0-9]+(?:\.[0-9]+)?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)?$/;
@@ -67,7 +66,7 @@ export const providersCommands: CommandGroup = {
           throw new UsageError('--vendor must be nvidia or amd');
         const page = await (
           await connect(io)
-        ).json('GET', '/v1/providers', ProviderListSchema, {
+        ).json('GET', '/v1/providers', 'ProviderList', {
           query: {
             vendor: values.vendor,
             model: values.model,

@@ -4,7 +4,6 @@ import { type Command, type CommandGroup, ExitCode, UsageError } from '../../com
 import { money, table } from '../../api/format';
 import { API_EXIT_CODES, connect, minorOption, printJson } from '../../api/session';
 import type { CliIo } from '../../io';
-import { AcceptedSchema, SubnetSchema } from '../../api/responses';
 
 const SUBNET_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const ASSET = /^[A-Z][A-Z0-9]{1,11}$/;
@@ -84,7 +83,7 @@ const createCommand: Command = {
     const parameters = await readParameters(io, values.parameters);
     const a = await (
       await connect(io)
-    ).json('POST', '/v1/subnets', AcceptedSchema, {
+    ).json('POST', '/v1/subnets', 'Accepted', {
       body: { subnetId, asset: values.asset, stake, parameters },
       file: values.parameters,
       ...(values['idempotency-key'] !== undefined ? { idempotencyKey: values['idempotency-key'] } : {}),
@@ -111,7 +110,7 @@ const joinCommand: Command = {
     const stake = minorOption('stake', values.stake);
     const a = await (
       await connect(io)
-    ).json('POST', `/v1/subnets/${subnetId}/join`, AcceptedSchema, {
+    ).json('POST', `/v1/subnets/${subnetId}/join`, 'Accepted', {
       body: { stake },
       ...(values['idempotency-key'] !== undefined ? { idempotencyKey: values['idempotency-key'] } : {}),
     });
@@ -126,7 +125,7 @@ const getCommand: Command = {
   async run(args, io) {
     const { values, positionals } = parseCommandArgs(args, { json: { type: 'boolean', default: false } });
     const subnetId = oneSubnetId(positionals);
-    const s = await (await connect(io)).json('GET', `/v1/subnets/${subnetId}`, SubnetSchema);
+    const s = await (await connect(io)).json('GET', `/v1/subnets/${subnetId}`, 'SubnetEconomics');
     if (values.json) {
       printJson(io, s);
       return ExitCode.Ok;
