@@ -30,7 +30,7 @@ from .errors import (
     ValidationError,
 )
 from .events import JobEvent, LogChunk
-from .progress import ProgressPrinter
+from .progress import ProgressPrinter, format_amount
 from .version import __version__
 
 __all__ = [
@@ -57,5 +57,6 @@ __all__ = [
     "UnsupportedMediaType",
     "ValidationError",
     "__version__",
+    "format_amount",
     "models",
 ]
