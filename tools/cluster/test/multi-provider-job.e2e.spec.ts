@@ -13,7 +13,13 @@ import { waitFor } from '@gpunet/testing';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { awaitMeasurements, NamespaceBridge, type SimulatedEdge, startSimulatedEdge } from '../src';
+import {
+  awaitMeasurements,
+  CLUSTER_BENCHMARKING_ENV,
+  NamespaceBridge,
+  type SimulatedEdge,
+  startSimulatedEdge,
+} from '../src';
 import {
   type ClusterUnderTest,
   jobEnded,
@@ -187,8 +193,8 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
     expect([link.a, link.b].sort()).toEqual([...ids].sort());
     expect(link.path).toBe('direct');
     expect(link.rttUs).toBeGreaterThan(0);
-    expect(link.rttUs).toBeLessThan(5_000);
-    expect(link.sameSite).toBe(link.rttUs < 1_000);
+    expect(link.rttUs).toBeLessThan(50_000);
+    expect(link.sameSite).toBe(link.rttUs < Number(CLUSTER_BENCHMARKING_ENV['LAN_RTT_US']));
 
     // What the scheduler reads: the measured link (a later probe cycle may have renewed it).
     const network = await askQuery(
