@@ -79,18 +79,22 @@ export const startOverlayCluster = async (
     const keyDir = await mkdtemp(join(tmpdir(), `gpunet-${label}-`));
     closers.push(() => rm(keyDir, { recursive: true, force: true }));
     await writeFile(join(keyDir, 'admission.key'), `${keys.signingKey}\n`, { mode: 0o600 });
-    const c = await startCluster(label, ['settlement', 'discovery', 'scheduler', 'execution'], {
-      execution: {
-        EXECUTION_USAGE_PERIOD: '2s',
-        EXECUTION_START_BARRIER: '3m',
-        EXECUTION_TICK: '500ms',
-        // Attach and connect (STUN, the probe window, the relay) take longer than a rank command.
-        EXECUTION_EDGE_TIMEOUT: '10s',
-        EXECUTION_NETWORK: 'overlay',
-        EXECUTION_OVERLAY_RELAYS: `relay-1=${net.host('relay').address}:${RELAY_PORT}/${STUN_PORTS.join('+')}`,
-        EXECUTION_OVERLAY_ADMISSION_KEY_FILE: join(keyDir, 'admission.key'),
+    const c = await startCluster(
+      label,
+      ['settlement', 'discovery', 'benchmarking', 'scheduler', 'execution'],
+      {
+        execution: {
+          EXECUTION_USAGE_PERIOD: '2s',
+          EXECUTION_START_BARRIER: '3m',
+          EXECUTION_TICK: '500ms',
+          // Attach and connect (STUN, the probe window, the relay) take longer than a rank command.
+          EXECUTION_EDGE_TIMEOUT: '10s',
+          EXECUTION_NETWORK: 'overlay',
+          EXECUTION_OVERLAY_RELAYS: `relay-1=${net.host('relay').address}:${RELAY_PORT}/${STUN_PORTS.join('+')}`,
+          EXECUTION_OVERLAY_ADMISSION_KEY_FILE: join(keyDir, 'admission.key'),
+        },
       },
-    });
+    );
     closers.push(() => c.close());
     // NATS (the machine's own) reaches each host through a forwarder on its loopback, NAT or not.
     const bridge = await NamespaceBridge.open(`${label}-${process.pid}`, { host: '127.0.0.1', port: 4222 });
