@@ -40,6 +40,19 @@ export type {
   StepTimePrediction,
 } from './domain/model/placement';
 export {
+  type Alternative,
+  type AlternativeNode,
+  type AllocationExplanation,
+  type FigureSource,
+  type GpuFigure,
+  type LinkFigure,
+  type LossReason,
+  MAX_ALTERNATIVES,
+  MAX_GPU_FIGURES,
+  MAX_LINK_FIGURES,
+  type PlacementExplanation,
+} from './domain/model/explanation';
+export {
   pluginError,
   type Status,
   type StatusCode,

@@ -218,6 +218,15 @@ export {
   weeklyCoverage,
 } from './providers';
 export {
+  AllocationExplanationSchema,
+  AlternativeSchema,
+  FigureSourceSchema,
+  GetPlacementExplanation,
+  GpuFigureSchema,
+  LinkFigureSchema,
+  PlacementExplanationSchema,
+  type PlacementExplanationRecord,
+  StepTimePredictionSchema,
   JobPlaced,
   JobQueued,
   JobUnschedulable,

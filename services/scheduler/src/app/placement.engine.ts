@@ -37,6 +37,7 @@ import {
   snapshotInput,
 } from '../domain/placement-input';
 import { modelWordsFilter } from '../domain/model-words.filter';
+import { placementOutcome, type PlacementOutcome } from '../domain/placement-explanation';
 import { type CandidateQuery, planFor, type PlanResult } from '../domain/placement-plan';
 
 /** A clock that can also wake the engine (tests pass `FakeClock`). */
@@ -87,7 +88,13 @@ export interface DecidedPlacement {
  * correlation, caused by the command.
  */
 export interface JobPlacements {
-  decide(job: AnnouncedJob, command: PlacementCommandInput, cause?: Causation): Promise<DecidedPlacement>;
+  /** `explanation`: why a round's nodes were chosen, kept with the decision that starts it. */
+  decide(
+    job: AnnouncedJob,
+    command: PlacementCommandInput,
+    cause?: Causation,
+    explanation?: PlacementOutcome,
+  ): Promise<DecidedPlacement>;
 }
 
 export interface PlacementEngineOptions {
@@ -391,11 +398,12 @@ export class PlacementEngine {
     entry: JobEntry,
     command: PlacementCommandInput,
     cause?: Causation,
+    explanation?: PlacementOutcome,
   ): Promise<DecidedPlacement> {
     const { jobId } = entry.job;
     const decision = entry.decisions.then(async (): Promise<DecidedPlacement> => {
       if (this.closed) return { events: NO_DECISION, state: entry.state };
-      const decided = await this.options.placements.decide(entry.announced, command, cause);
+      const decided = await this.options.placements.decide(entry.announced, command, cause, explanation);
       entry.state = decided.state;
       for (const { event, cause: caused } of decided.events) {
         this.act(entry, event, caused);
@@ -656,7 +664,8 @@ export class PlacementEngine {
     const result = schedule(
       createSnapshot(input),
       { id: jobId, allocations: plan.allocations.map((a) => a.gang), edgeConstraints: plan.edgeConstraints },
-      { seed: entry.state.attempt + 1, registry },
+      // Explained every time: a person asks why only later, and the snapshot is gone by then.
+      { seed: entry.state.attempt + 1, registry, explain: true },
     );
     if (result.code !== 'Success') {
       // The snapshot holds only what discovery offers now (free GPUs), so "no cluster could hold
@@ -687,9 +696,14 @@ export class PlacementEngine {
     const deadline = new Date(startedAt + this.deadlineMs).toISOString();
     const holdUntil = new Date(startedAt + this.holdMs).toISOString();
     const at = this.now();
+    const explanation = result.explanation ? placementOutcome(result.explanation, at) : undefined;
     // Built from the job's state at the decision: a cancellation decided meanwhile starts no round.
-    await this.decide(entry, (state) =>
-      awaitsRound(state) ? { type: 'StartRound', roundId, allocations, deadline, holdUntil, at } : null,
+    await this.decide(
+      entry,
+      (state) =>
+        awaitsRound(state) ? { type: 'StartRound', roundId, allocations, deadline, holdUntil, at } : null,
+      undefined,
+      explanation,
     );
   }
 }

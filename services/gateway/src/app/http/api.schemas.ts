@@ -6,6 +6,7 @@ import {
   JobPathReportSchema,
   LedgerLegSchema,
   MinorUnitsSchema,
+  PlacementExplanationSchema,
   SubnetEconomicsQuery,
   SubnetParametersSchema,
   WithdrawalSourceSchema,
@@ -204,6 +205,9 @@ export const JobStatementSchema = z
     legs: z.array(LedgerLegSchema),
   })
   .meta({ id: 'JobStatement' });
+
+/** The scheduler's explanation as it serves it (`scheduler.placement-explanation`). */
+export const JobExplanationSchema = PlacementExplanationSchema.meta({ id: 'PlacementExplanation' });
 
 export const CreateApiKeyBody = z
   .strictObject({

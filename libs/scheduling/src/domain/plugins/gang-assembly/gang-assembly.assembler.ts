@@ -4,6 +4,7 @@ import { Collector, GangSearch, type SearchFacts } from '../../assembly/search';
 import { type ShapeLimits, shapeLimits } from '../../assembly/shape';
 import type { AssemblerPlugin } from '../../framework/plugin';
 import { type Status, unschedulable } from '../../model/status';
+import { formatBps, formatUs } from '../../model/units';
 
 export const GANG_ASSEMBLY = 'gang-assembly';
 export const GangAssemblyReason = {
@@ -82,11 +83,6 @@ const capacity = (ctx: AssemblyContext, hosts: readonly PoolHost[], l: ShapeLimi
   }
   return { total, fewest };
 };
-
-const formatBps = (bps: number): string =>
-  bps >= 1e9 ? `${+(bps / 1e9).toFixed(1)} Gbit/s` : `${+(bps / 1e6).toFixed(1)} Mbit/s`;
-const formatUs = (us: number): string =>
-  us >= 1000 ? `${+(us / 1000).toFixed(2)} ms` : `${Math.round(us)} µs`;
 
 const diagnose = (
   ctx: AssemblyContext,
