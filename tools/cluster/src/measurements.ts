@@ -56,15 +56,15 @@ export class MeasurementTimeoutError extends Error {
 
 /**
  * Resolves once benchmarking has published `gpu.benchmarked` for every provider and — with
- * `links` — a `link.measured` for every pair of them (either direction), read from its JetStream
- * stream from the start, so events published before the call count. Rejects after `timeoutMs` with
- * what is missing.
+ * `links` — a `link.measured` for every pair of them (either direction; with `throughput`, one
+ * that carries a throughput figure), read from its JetStream stream from the start, so events
+ * published before the call count. Rejects after `timeoutMs` with what is missing.
  */
 export const awaitMeasurements = async (
   nc: NatsConnection,
   prefix: string,
   providerIds: readonly string[],
-  options: { readonly links: boolean; readonly timeoutMs: number },
+  options: { readonly links: boolean; readonly throughput?: boolean; readonly timeoutMs: number },
 ): Promise<Measurements> => {
   const profiles = new Map<string, GpuProfileEvent>();
   const links: LinkMeasurement[] = [];
@@ -97,7 +97,8 @@ export const awaitMeasurements = async (
           const data = envelope.data as LinkMeasurement;
           if (wanted.has(data.a) && wanted.has(data.b)) {
             links.push(data);
-            measured.add(pairKey(data.a, data.b));
+            if (options.throughput !== true || data.throughputBitsPerSecond !== null)
+              measured.add(pairKey(data.a, data.b));
           }
         }
         if (done()) break;
@@ -110,7 +111,12 @@ export const awaitMeasurements = async (
   if (timedOut && !done()) {
     const missing = [
       ...providerIds.filter((id) => !profiles.has(id)).map((id) => `gpu.benchmarked of ${id}`),
-      ...[...pairs].filter((p) => !measured.has(p)).map((p) => `link.measured of ${p.replace('|', ' ↔ ')}`),
+      ...[...pairs]
+        .filter((p) => !measured.has(p))
+        .map(
+          (p) =>
+            `link.measured${options.throughput === true ? ' with throughput' : ''} of ${p.replace('|', ' ↔ ')}`,
+        ),
     ];
     throw new MeasurementTimeoutError(`not measured within ${options.timeoutMs} ms: ${missing.join(', ')}`);
   }
