@@ -58,7 +58,7 @@ export class MeasurementTimeoutError extends Error {
  * Resolves once benchmarking has published `gpu.benchmarked` for every provider and — with
  * `links` — a `link.measured` for every pair of them (either direction), read from its JetStream
  * stream from the start, so events published before the call count. Rejects after `timeoutMs` with
- * what is missing.
+ * what is missing (`MeasurementTimeoutError`).
  */
 export const awaitMeasurements = async (
   nc: NatsConnection,
@@ -80,11 +80,7 @@ export const awaitMeasurements = async (
     deliver_policy: DeliverPolicy.All,
   });
   const messages = await consumer.consume();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    messages.stop();
-  }, options.timeoutMs);
+  const timer = setTimeout(() => messages.stop(), options.timeoutMs);
   try {
     if (!done())
       for await (const msg of messages) {
@@ -107,7 +103,7 @@ export const awaitMeasurements = async (
     messages.stop();
     await consumer.delete().catch(() => undefined);
   }
-  if (timedOut && !done()) {
+  if (!done()) {
     const missing = [
       ...providerIds.filter((id) => !profiles.has(id)).map((id) => `gpu.benchmarked of ${id}`),
       ...[...pairs].filter((p) => !measured.has(p)).map((p) => `link.measured of ${p.replace('|', ' ↔ ')}`),
