@@ -58,7 +58,8 @@ export class MeasurementTimeoutError extends Error {
  * Resolves once benchmarking has published `gpu.benchmarked` for every provider and — with
  * `links` — a `link.measured` for every pair of them (either direction; with `throughput`, one
  * that carries a throughput figure), read from its JetStream stream from the start, so events
- * published before the call count. Rejects after `timeoutMs` with what is missing.
+ * published before the call count. Rejects after `timeoutMs` with what is missing
+ * (`MeasurementTimeoutError`).
  */
 export const awaitMeasurements = async (
   nc: NatsConnection,
@@ -80,11 +81,7 @@ export const awaitMeasurements = async (
     deliver_policy: DeliverPolicy.All,
   });
   const messages = await consumer.consume();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    messages.stop();
-  }, options.timeoutMs);
+  const timer = setTimeout(() => messages.stop(), options.timeoutMs);
   try {
     if (!done())
       for await (const msg of messages) {
@@ -108,7 +105,7 @@ export const awaitMeasurements = async (
     messages.stop();
     await consumer.delete().catch(() => undefined);
   }
-  if (timedOut && !done()) {
+  if (!done()) {
     const missing = [
       ...providerIds.filter((id) => !profiles.has(id)).map((id) => `gpu.benchmarked of ${id}`),
       ...[...pairs]
