@@ -67,6 +67,8 @@ export interface CompiledSite {
 export interface MeasuredLink {
   readonly bandwidthBps: number;
   readonly rttUs: number;
+  /** False: only the RTT was measured, the bandwidth is an estimate. */
+  readonly bandwidthMeasured: boolean;
 }
 
 /**
@@ -89,6 +91,8 @@ export interface Inventory {
   readonly siteLinks: ReadonlyMap<number, MeasuredLink>;
   readonly defaultWanBandwidthBps: number;
   readonly defaultWanRttUs: number;
+  /** `NetworkInput.estimatesMeetBounds` (default true). */
+  readonly estimatesMeetBounds: boolean;
   /**
    * A bounded memo of pure functions of (inventory, key): the same inputs give the same value, so
    * it changes no result, only how fast it comes. Not part of the snapshot's meaning.
@@ -222,7 +226,11 @@ export const createSnapshot = (input: ClusterSnapshotInput): ClusterSnapshot => 
     if (a === undefined || b === undefined) {
       throw new InvalidSnapshotError(`host link ${l.a}–${l.b} names an unknown host`);
     }
-    hostLinks.set(pairKey(a, b, hosts.length), { bandwidthBps: l.bandwidthBps, rttUs: l.rttUs });
+    hostLinks.set(pairKey(a, b, hosts.length), {
+      bandwidthBps: l.bandwidthBps,
+      rttUs: l.rttUs,
+      bandwidthMeasured: l.bandwidthMeasured ?? true,
+    });
   }
   const siteLinks = new Map<number, MeasuredLink>();
   for (const l of input.network.siteLinks) {
@@ -231,7 +239,11 @@ export const createSnapshot = (input: ClusterSnapshotInput): ClusterSnapshot => 
     if (a === undefined || b === undefined) {
       throw new InvalidSnapshotError(`site link ${l.a}–${l.b} names an unknown site`);
     }
-    siteLinks.set(pairKey(a, b, sites.length), { bandwidthBps: l.bandwidthBps, rttUs: l.rttUs });
+    siteLinks.set(pairKey(a, b, sites.length), {
+      bandwidthBps: l.bandwidthBps,
+      rttUs: l.rttUs,
+      bandwidthMeasured: l.bandwidthMeasured ?? true,
+    });
   }
 
   return {
@@ -248,6 +260,7 @@ export const createSnapshot = (input: ClusterSnapshotInput): ClusterSnapshot => 
       siteLinks,
       defaultWanBandwidthBps: positive(input.network.defaultWanBandwidthBps, 'defaultWanBandwidthBps'),
       defaultWanRttUs: input.network.defaultWanRttUs,
+      estimatesMeetBounds: input.network.estimatesMeetBounds ?? true,
       memo: new Map(),
     },
     freeMask: Uint32Array.from(freeMasks),
