@@ -1,16 +1,20 @@
 import {
+  BenchmarkingStream,
   catalogUpcasters,
   createRegistry,
   DeadLettersStream,
   DiscoveryStream,
   ExecutionStream,
   GatewayStream,
+  GpuBenchmarked,
   JobCancelled,
   JobFunded,
   JobSubmitted,
   JobSubmittedV1,
+  LinkMeasured,
   MessageDeadLettered,
   type MessageRegistry,
+  NetworkCoordinatesRefitted,
   newEventId,
   providerCatalog,
   schedulerMessages,
@@ -21,6 +25,7 @@ import {
 import { EVENTING, EventingModule, type EventingRuntime } from '@gpunet/eventing';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { discoveryAndEdgesPorts } from '../infra/discovery-and-edges.ports';
+import { loadMeasurements } from '../infra/measurements.repository';
 import { OpenJobsRepository } from '../infra/open-jobs.repository';
 import { schedulerMigrations } from '../infra/scheduler.migrations';
 import { CancellationsHandler } from './cancellations.handler';
@@ -28,6 +33,7 @@ import { CapacityHandler } from './capacity.handler';
 import { FundedJobsHandler } from './funded-jobs.handler';
 import { JobIntake } from './job-intake.service';
 import { JobPlacementCommands } from './job-placement.commands';
+import { MeasurementsHandler } from './measurements.handler';
 import { type JobPlacements, PlacementEngine, type SchedulerClock } from './placement.engine';
 import { PlacerLeadership } from './placer-leadership.service';
 import type { SchedulerModuleOptions, SchedulerOptions } from './scheduler.options';
@@ -50,6 +56,9 @@ export const schedulerRegistry = (): MessageRegistry =>
       JobSubmitted,
       JobFunded,
       JobCancelled,
+      GpuBenchmarked,
+      LinkMeasured,
+      NetworkCoordinatesRefitted,
       ...providerCatalog,
       ...schedulerMessages,
     ],
@@ -63,6 +72,7 @@ const schedulerStreams = [
   SettlementStream,
   DiscoveryStream,
   ExecutionStream,
+  BenchmarkingStream,
   SchedulerStream,
 ];
 
@@ -72,9 +82,10 @@ const systemSchedulerClock: SchedulerClock = {
 };
 
 /**
- * The scheduler: its eventing (database with `open_jobs` and `job_specs`, NATS, streams, outbox
- * relay), four durable consumers as controllers (`job.funded`, `job.submitted` → the job queued
- * once both are known; provider events → parked jobs try again; `job.cancelled` → released), the
+ * The scheduler: its eventing (database with `open_jobs`, `job_specs` and the measurements
+ * projection, NATS, streams, outbox relay), five durable consumers as controllers (`job.funded`,
+ * `job.submitted` → the job queued once both are known; provider events → parked jobs try again;
+ * `job.cancelled` → released; benchmarking's measurements → the projection), the
  * placement engine with the job placement aggregate's write path, and the placer lease: the
  * consumers run only on the replica that holds it (`consumeAtStart: false`).
  */
@@ -101,7 +112,13 @@ export class SchedulerModule {
           consumeAtStart: false,
         }),
       ],
-      controllers: [FundedJobsHandler, SubmittedJobsHandler, CapacityHandler, CancellationsHandler],
+      controllers: [
+        FundedJobsHandler,
+        SubmittedJobsHandler,
+        CapacityHandler,
+        CancellationsHandler,
+        MeasurementsHandler,
+      ],
       providers: [
         { provide: SCHEDULER_OPTIONS, useValue: resolved },
         {
@@ -116,6 +133,7 @@ export class SchedulerModule {
           useFactory: (eventing: EventingRuntime, placements: JobPlacements) =>
             new PlacementEngine({
               ports: discoveryAndEdgesPorts(eventing.client),
+              measurements: (providerIds) => loadMeasurements(eventing.db, providerIds),
               placements,
               clock,
               newId: newEventId,
