@@ -79,7 +79,7 @@ export {
   type Inventory,
 } from './domain/snapshot/cluster-snapshot';
 export { applyPlacement, releasePlacement } from './domain/snapshot/apply-placement';
-export { hostLink, type Link, type LinkSource } from './domain/snapshot/network';
+export { hostLink, type Link, type LinkSource, meetsBounds } from './domain/snapshot/network';
 export {
   type GangNetwork,
   gangNetwork,

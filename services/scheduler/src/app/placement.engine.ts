@@ -9,19 +9,10 @@ import type {
   ReserveOnEdge,
 } from '@gpunet/contracts';
 import type { NormalizedSpec } from '@gpunet/ensemble-spec';
-import {
-  createRegistry,
-  createSnapshot,
-  defaultRegistry,
-  ENSEMBLE,
-  EnsembleReason,
-  GPU_MODEL,
-  REQUEST_SHAPE,
-  schedule,
-} from '@gpunet/scheduling';
-import { discoveryOfferFilter } from '../domain/discovery-offer.filter';
+import { createSnapshot, ENSEMBLE, EnsembleReason, REQUEST_SHAPE, schedule } from '@gpunet/scheduling';
 import { emptyQueue, enqueue, type FairQueue, markReady, park, remove, takeNext } from '../domain/fair-queue';
 import type { AnnouncedJob } from '../domain/job-placement.announcements';
+import { type Measurements, NO_MEASUREMENTS } from '../domain/measurements';
 import {
   initialJobPlacementState,
   type JobPlacementCommand,
@@ -36,8 +27,8 @@ import {
   rankCapacity,
   snapshotInput,
 } from '../domain/placement-input';
-import { modelWordsFilter } from '../domain/model-words.filter';
 import { placementOutcome, type PlacementOutcome } from '../domain/placement-explanation';
+import { placementRegistry } from '../domain/placement-registry';
 import { type CandidateQuery, planFor, type PlanResult } from '../domain/placement-plan';
 
 /** A clock that can also wake the engine (tests pass `FakeClock`). */
@@ -97,8 +88,16 @@ export interface JobPlacements {
   ): Promise<DecidedPlacement>;
 }
 
+/** The scheduler's projection of benchmarking's measurements for some providers (one read). */
+export type MeasurementsOf = (providerIds: readonly string[]) => Promise<Measurements>;
+
 export interface PlacementEngineOptions {
   readonly ports: PlacementPorts;
+  /**
+   * Read once per attempt for its candidates (the service: its Postgres projection). Default:
+   * nothing measured — reference TFLOPS, default links, every provider its own site.
+   */
+  readonly measurements?: MeasurementsOf;
   readonly placements: JobPlacements;
   readonly clock: SchedulerClock;
   readonly newId: () => string;
@@ -648,19 +647,20 @@ export class PlacementEngine {
     // One allocation: its CPU/memory per rank caps what a provider can give. An ensemble shares the
     // snapshot, so the edges' own CPU/memory checks (a decline, then a retry without them) decide.
     const only = plan.allocations.length === 1 ? plan.allocations[0] : undefined;
+    const candidates = mergeCandidates(answers);
+    const measurements = this.options.measurements
+      ? await this.options.measurements(candidates.map((c) => c.providerId))
+      : NO_MEASUREMENTS;
+    if (!awaitsRound(entry.state)) return; // cancelled meanwhile
     const input = snapshotInput(
-      mergeCandidates(answers),
+      candidates,
       plan.gpuClasses,
       this.held,
       jobId,
       only ? rankCapacity(only.perRank, only.gang.gpusPerRank) : undefined,
+      { measurements, atMs: this.options.clock.now().getTime() },
     );
-    const registry = createRegistry({
-      filters: [
-        ...defaultRegistry.filters.map((f) => (f.name === GPU_MODEL ? modelWordsFilter : f)),
-        discoveryOfferFilter(offered),
-      ],
-    });
+    const registry = placementRegistry(offered);
     const result = schedule(
       createSnapshot(input),
       { id: jobId, allocations: plan.allocations.map((a) => a.gang), edgeConstraints: plan.edgeConstraints },

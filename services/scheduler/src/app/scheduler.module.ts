@@ -1,16 +1,20 @@
 import {
+  BenchmarkingStream,
   catalogUpcasters,
   createRegistry,
   DeadLettersStream,
   DiscoveryStream,
   ExecutionStream,
   GatewayStream,
+  GpuBenchmarked,
   JobCancelled,
   JobFunded,
   JobSubmitted,
   JobSubmittedV1,
+  LinkMeasured,
   MessageDeadLettered,
   type MessageRegistry,
+  NetworkCoordinatesRefitted,
   newEventId,
   providerCatalog,
   schedulerMessages,
@@ -21,6 +25,7 @@ import {
 import { EVENTING, EventingModule, type EventingRuntime } from '@gpunet/eventing';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { discoveryAndEdgesPorts } from '../infra/discovery-and-edges.ports';
+import { loadMeasurements } from '../infra/measurements.repository';
 import { OpenJobsRepository } from '../infra/open-jobs.repository';
 import { SchedulerPlacementExplanations1764900000000 } from '../infra/placement-explanations.migration';
 import { PlacementExplanationsRepository } from '../infra/placement-explanations.repository';
@@ -30,6 +35,7 @@ import { CapacityHandler } from './capacity.handler';
 import { FundedJobsHandler } from './funded-jobs.handler';
 import { JobIntake } from './job-intake.service';
 import { JobPlacementCommands } from './job-placement.commands';
+import { MeasurementsHandler } from './measurements.handler';
 import { type JobPlacements, PlacementEngine, type SchedulerClock } from './placement.engine';
 import { PlacementExplanationsHandler } from './placement-explanations.handler';
 import { PlacerLeadership } from './placer-leadership.service';
@@ -54,6 +60,9 @@ export const schedulerRegistry = (): MessageRegistry =>
       JobSubmitted,
       JobFunded,
       JobCancelled,
+      GpuBenchmarked,
+      LinkMeasured,
+      NetworkCoordinatesRefitted,
       ...providerCatalog,
       ...schedulerMessages,
     ],
@@ -67,6 +76,7 @@ const schedulerStreams = [
   SettlementStream,
   DiscoveryStream,
   ExecutionStream,
+  BenchmarkingStream,
   SchedulerStream,
 ];
 
@@ -76,9 +86,10 @@ const systemSchedulerClock: SchedulerClock = {
 };
 
 /**
- * The scheduler: its eventing (database with `open_jobs`, `job_specs` and `placement_explanations`,
- * NATS, streams, outbox relay), four durable consumers as controllers (`job.funded`, `job.submitted` → the job queued
- * once both are known; provider events → parked jobs try again; `job.cancelled` → released), the
+ * The scheduler: its eventing (database with `open_jobs`, `job_specs`, `placement_explanations` and
+ * the measurements projection, NATS, streams, outbox relay), five durable consumers as controllers
+ * (`job.funded`, `job.submitted` → the job queued once both are known; provider events → parked jobs
+ * try again; `job.cancelled` → released; benchmarking's measurements → the projection), the
  * placement engine with the job placement aggregate's write path, and the placer lease: the
  * consumers run only on the replica that holds it (`consumeAtStart: false`); every replica answers
  * `scheduler.placement-explanation`.
@@ -112,6 +123,7 @@ export class SchedulerModule {
         CapacityHandler,
         CancellationsHandler,
         PlacementExplanationsHandler,
+        MeasurementsHandler,
       ],
       providers: [
         { provide: SCHEDULER_OPTIONS, useValue: resolved },
@@ -132,6 +144,7 @@ export class SchedulerModule {
           useFactory: (eventing: EventingRuntime, placements: JobPlacements) =>
             new PlacementEngine({
               ports: discoveryAndEdgesPorts(eventing.client),
+              measurements: (providerIds) => loadMeasurements(eventing.db, providerIds),
               placements,
               clock,
               newId: newEventId,

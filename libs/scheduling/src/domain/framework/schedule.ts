@@ -17,7 +17,7 @@ import {
 import { pluginError, type Status, type StatusCode, unresolvable } from '../model/status';
 import { applyPlacement } from '../snapshot/apply-placement';
 import { type ClusterSnapshot, type Inventory, memoized } from '../snapshot/cluster-snapshot';
-import { hostLink } from '../snapshot/network';
+import { hostLink, meetsBounds } from '../snapshot/network';
 import type { RequestContext } from './context';
 import { type Eligibility, eligibility, registryId } from './eligibility';
 import type { PluginRegistry } from './plugin';
@@ -280,11 +280,7 @@ const isStatus = (x: unknown): x is Status =>
 
 const linkOk = (inv: Inventory, a: number, b: number, e: EdgeConstraint): boolean => {
   if (a === b) return true;
-  const l = hostLink(inv, a, b);
-  return (
-    (e.minBandwidthBps === null || l.bandwidthBps >= e.minBandwidthBps) &&
-    (e.maxRttUs === null || l.rttUs <= e.maxRttUs)
-  );
+  return meetsBounds(inv, hostLink(inv, a, b), e.minBandwidthBps, e.maxRttUs);
 };
 
 /** Hosts allowed by edge constraints towards allocations already placed; null when none apply. */
@@ -436,6 +432,9 @@ const explainPlaced = (p: Placed, registry: PluginRegistry, opts: ResolvedOption
   });
 };
 
+/** How many filters' rejections a failure's sentence names (the reasons list has them all). */
+const MAX_REJECTIONS_NAMED = 3;
+
 /**
  * Turns an assembler's failure into a sentence and a list of reasons with counts, and decides
  * whether waiting can help: when even a cluster with every GPU free could not hold the gang, the
@@ -481,10 +480,23 @@ const explain = (
     .filter((m) => m !== null)
     .join(', ');
   const matches = `${usable} match${phrase === '' ? '' : ` ${phrase}`}${more === '' ? '' : ` (${more})`}`;
+  // Filters whose reasons carry the GPU's own figure (`namesFigures`) are quoted: "GPU has 55
+  // TFLOPS fp16 (measured), below 100" says which figure stood in the way; the phrase only the rule.
+  const rejected = elig.samples
+    .flatMap((sample, i) =>
+      counts[i]! > 0 && sample !== null && registry.filters[i]!.namesFigures === true
+        ? [{ sample, n: counts[i]! }]
+        : [],
+    )
+    .sort((x, y) => y.n - x.n)
+    .slice(0, MAX_REJECTIONS_NAMED)
+    .map(({ sample, n }) => `${n} by ${sample.plugin} (${sample.message})`)
+    .join(', ');
+  const left = rejected === '' ? '' : `; free GPUs left out: ${rejected}`;
   const message =
     why.reason === 'TooFewGpus'
-      ? `${asked} GPUs asked; only ${matches}`
-      : `${asked} GPUs asked; ${matches}; ${why.message}`;
+      ? `${asked} GPUs asked; only ${matches}${left}`
+      : `${asked} GPUs asked; ${matches}; ${why.message}${left}`;
   const reasons: Reason[] = [reasonOf(why)];
   elig.samples.forEach((sample, i) => {
     if (counts[i]! > 0 && sample !== null) reasons.push(reasonOf(sample, counts[i]));

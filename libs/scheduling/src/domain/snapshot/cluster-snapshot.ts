@@ -72,6 +72,8 @@ export interface CompiledSite {
 export interface MeasuredLink {
   readonly bandwidthBps: number;
   readonly rttUs: number;
+  /** False: only the RTT was measured, the bandwidth is an estimate. */
+  readonly bandwidthMeasured: boolean;
 }
 
 /** A measured link as the snapshot keeps it: the figures and where they came from. */
@@ -102,6 +104,8 @@ export interface Inventory {
   readonly siteLinks: ReadonlyMap<number, StoredLink>;
   readonly defaultWanBandwidthBps: number;
   readonly defaultWanRttUs: number;
+  /** `NetworkInput.estimatesMeetBounds` (default true). */
+  readonly estimatesMeetBounds: boolean;
   /**
    * A bounded memo of pure functions of (inventory, key): the same inputs give the same value, so
    * it changes no result, only how fast it comes. Not part of the snapshot's meaning.
@@ -233,6 +237,7 @@ export const createSnapshot = (input: ClusterSnapshotInput): ClusterSnapshot => 
   const stored = (l: LinkInput): StoredLink => ({
     bandwidthBps: l.bandwidthBps,
     rttUs: l.rttUs,
+    bandwidthMeasured: l.bandwidthMeasured ?? true,
     measuredAt: l.measuredAt ?? null,
     relayed: l.relayed ?? false,
   });
@@ -269,6 +274,7 @@ export const createSnapshot = (input: ClusterSnapshotInput): ClusterSnapshot => 
       siteLinks,
       defaultWanBandwidthBps: positive(input.network.defaultWanBandwidthBps, 'defaultWanBandwidthBps'),
       defaultWanRttUs: input.network.defaultWanRttUs,
+      estimatesMeetBounds: input.network.estimatesMeetBounds ?? true,
       memo: new Map(),
     },
     freeMask: Uint32Array.from(freeMasks),
