@@ -176,3 +176,96 @@ export const AccountStatementSchema = z.looseObject({
   ),
   nextAfterSequence: z.number().nullable(),
 });
+
+const PredictionSchema = z.looseObject({
+  stepUs: z.number(),
+  computeUs: z.number(),
+  commUs: z.number(),
+  intraHostUs: z.number(),
+  intraSiteUs: z.number(),
+  interSiteUs: z.number(),
+});
+
+/** `GET /v1/jobs/{id}/explanation`: the fields `job explain` prints. */
+export const ExplanationSchema = z.looseObject({
+  jobId: z.string(),
+  status: z.string(),
+  attempt: z.number(),
+  explainedAt: z.string(),
+  outcome: z.discriminatedUnion('kind', [
+    z.looseObject({
+      kind: z.literal('placement'),
+      allocations: z.array(
+        z.looseObject({
+          name: z.string(),
+          gpuCount: z.number(),
+          sites: z.number(),
+          strategy: z.string(),
+          nodes: z.array(
+            z.looseObject({
+              providerId: z.string(),
+              hostId: z.string(),
+              siteId: z.string(),
+              gpuUuids: z.array(z.string()),
+            }),
+          ),
+          prediction: PredictionSchema,
+          pricePerHourMinor: Minor,
+          gpus: z.array(
+            z.looseObject({
+              hostId: z.string(),
+              gpuUuid: z.string(),
+              model: z.string(),
+              precision: z.string(),
+              tflops: z.number(),
+              source: z.string(),
+              ageMs: z.number().nullable(),
+              slowest: z.boolean(),
+            }),
+          ),
+          gpusOmitted: z.number(),
+          links: z.array(
+            z.looseObject({
+              a: z.string(),
+              b: z.string(),
+              scope: z.string(),
+              rttUs: z.number(),
+              rttSource: z.string(),
+              bandwidthBps: z.number(),
+              bandwidthSource: z.string(),
+              cappedByNic: z.boolean(),
+              ageMs: z.number().nullable(),
+              relayed: z.boolean(),
+              estimateError: z.number().nullable(),
+            }),
+          ),
+          linksOmitted: z.number(),
+          alternatives: z.array(
+            z.looseObject({
+              nodes: z.array(z.looseObject({ hostId: z.string(), siteId: z.string(), gpus: z.number() })),
+              prediction: PredictionSchema,
+              pricePerHourMinor: Minor,
+              lostOn: z.string(),
+              message: z.string(),
+            }),
+          ),
+        }),
+      ),
+    }),
+    z.looseObject({
+      kind: z.literal('failure'),
+      code: z.string(),
+      allocation: z.string().nullable(),
+      message: z.string(),
+      reasons: z.array(
+        z.looseObject({
+          plugin: z.string(),
+          reason: z.string(),
+          message: z.string(),
+          gpus: z.number().nullable(),
+        }),
+      ),
+    }),
+  ]),
+});
+export type Explanation = z.infer<typeof ExplanationSchema>;
