@@ -28,6 +28,18 @@ __all__ = [
     'JobStatementLegsItem',
     'JobUsage',
     'JobUsageProvidersItem',
+    'PlacementExplanation',
+    'PlacementExplanationOutcomeFailure',
+    'PlacementExplanationOutcomeFailureReasonsItem',
+    'PlacementExplanationOutcomePlacement',
+    'PlacementExplanationOutcomePlacementAllocationsItem',
+    'PlacementExplanationOutcomePlacementAllocationsItemAlternativesItem',
+    'PlacementExplanationOutcomePlacementAllocationsItemAlternativesItemNodesItem',
+    'PlacementExplanationOutcomePlacementAllocationsItemAlternativesItemPrediction',
+    'PlacementExplanationOutcomePlacementAllocationsItemGpusItem',
+    'PlacementExplanationOutcomePlacementAllocationsItemLinksItem',
+    'PlacementExplanationOutcomePlacementAllocationsItemNodesItem',
+    'PlacementExplanationOutcomePlacementAllocationsItemPrediction',
     'ProviderList',
     'ProviderListItemsItem',
     'ProviderListItemsItemGpusItem',
@@ -268,6 +280,126 @@ class JobList(TypedDict):
     nextCursor: Optional[str]
 
 
+class PlacementExplanationOutcomePlacementAllocationsItemNodesItem(TypedDict):
+    providerId: str
+    hostId: str
+    siteId: str
+    gpuUuids: list[str]
+    ranks: int
+
+
+class PlacementExplanationOutcomePlacementAllocationsItemPrediction(TypedDict):
+    stepUs: float
+    computeUs: float
+    commUs: float
+    intraHostUs: float
+    intraSiteUs: float
+    interSiteUs: float
+    slowestTflops: float
+
+
+class PlacementExplanationOutcomePlacementAllocationsItemGpusItem(TypedDict):
+    providerId: str
+    hostId: str
+    gpuUuid: str
+    model: str
+    precision: str
+    tflops: float
+    source: Literal['measured', 'reference', 'assumed']
+    measuredAt: Optional[str]
+    ageMs: Optional[float]
+    slowest: bool
+
+
+class PlacementExplanationOutcomePlacementAllocationsItemLinksItem(TypedDict):
+    a: str
+    b: str
+    scope: Literal['intra-site', 'inter-site']
+    rttUs: float
+    rttSource: Literal['measured', 'estimated', 'lan', 'reference', 'assumed']
+    bandwidthBps: float
+    bandwidthSource: Literal['measured', 'estimated', 'lan', 'reference', 'assumed']
+    cappedByNic: bool
+    basis: Literal['host-measured', 'site-lan', 'site-measured', 'coordinates', 'default']
+    measuredAt: Optional[str]
+    ageMs: Optional[float]
+    relayed: bool
+    estimateError: Optional[float]
+
+
+class PlacementExplanationOutcomePlacementAllocationsItemAlternativesItemNodesItem(TypedDict):
+    providerId: str
+    hostId: str
+    siteId: str
+    gpus: int
+
+
+class PlacementExplanationOutcomePlacementAllocationsItemAlternativesItemPrediction(TypedDict):
+    stepUs: float
+    computeUs: float
+    commUs: float
+    intraHostUs: float
+    intraSiteUs: float
+    interSiteUs: float
+    slowestTflops: float
+
+
+class PlacementExplanationOutcomePlacementAllocationsItemAlternativesItem(TypedDict):
+    nodes: list[PlacementExplanationOutcomePlacementAllocationsItemAlternativesItemNodesItem]
+    sites: int
+    gpuCount: int
+    prediction: PlacementExplanationOutcomePlacementAllocationsItemAlternativesItemPrediction
+    pricePerHourMinor: str
+    lostOn: Literal['slower', 'pricier', 'lower-score', 'more-nodes', 'fewer-nodes', 'tie-break', 'constraint', 'ensemble']
+    message: str
+    stepUsDelta: float
+    priceDeltaMinor: str
+
+
+class PlacementExplanationOutcomePlacementAllocationsItem(TypedDict):
+    name: str
+    gpuCount: int
+    nodes: list[PlacementExplanationOutcomePlacementAllocationsItemNodesItem]
+    sites: int
+    prediction: PlacementExplanationOutcomePlacementAllocationsItemPrediction
+    pricePerHourMinor: str
+    strategy: Literal['pack', 'spread', 'any']
+    stepTimeTolerance: float
+    gpus: list[PlacementExplanationOutcomePlacementAllocationsItemGpusItem]
+    gpusOmitted: int
+    links: list[PlacementExplanationOutcomePlacementAllocationsItemLinksItem]
+    linksOmitted: int
+    alternatives: list[PlacementExplanationOutcomePlacementAllocationsItemAlternativesItem]
+
+
+class PlacementExplanationOutcomePlacement(TypedDict):
+    kind: Literal['placement']
+    allocations: list[PlacementExplanationOutcomePlacementAllocationsItem]
+
+
+class PlacementExplanationOutcomeFailureReasonsItem(TypedDict):
+    plugin: str
+    reason: str
+    message: str
+    gpus: Optional[int]
+
+
+class PlacementExplanationOutcomeFailure(TypedDict):
+    kind: Literal['failure']
+    code: Literal['UnschedulableAndUnresolvable', 'Unschedulable', 'Error', 'RetriesExhausted']
+    allocation: Optional[str]
+    message: str
+    reasons: list[PlacementExplanationOutcomeFailureReasonsItem]
+
+
+class PlacementExplanation(TypedDict):
+    jobId: str
+    status: Literal['queued', 'waiting', 'reserving', 'placed', 'unschedulable', 'cancelled']
+    attempt: int
+    explainedAt: str
+    outcome: Union[PlacementExplanationOutcomePlacement, PlacementExplanationOutcomeFailure]
+
+
 class JobStatementLegsItem(TypedDict):
     transferId: str
     sequence: int
@@ -388,6 +520,7 @@ OPERATIONS: dict[str, dict[str, type]] = {
     'POST /v1/jobs': {'202': Job},
     'GET /v1/jobs/{jobId}': {'200': Job},
     'POST /v1/jobs/{jobId}/cancel': {'202': Job},
+    'GET /v1/jobs/{jobId}/explanation': {'200': PlacementExplanation},
     'GET /v1/jobs/{jobId}/statement': {'200': JobStatement},
     'GET /v1/providers': {'200': ProviderList},
     'POST /v1/subnets': {'202': Accepted},

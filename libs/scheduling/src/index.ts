@@ -40,6 +40,19 @@ export type {
   StepTimePrediction,
 } from './domain/model/placement';
 export {
+  type Alternative,
+  type AlternativeNode,
+  type AllocationExplanation,
+  type FigureSource,
+  type GpuFigure,
+  type LinkFigure,
+  type LossReason,
+  MAX_ALTERNATIVES,
+  MAX_GPU_FIGURES,
+  MAX_LINK_FIGURES,
+  type PlacementExplanation,
+} from './domain/model/explanation';
+export {
   pluginError,
   type Status,
   type StatusCode,
@@ -66,7 +79,7 @@ export {
   type Inventory,
 } from './domain/snapshot/cluster-snapshot';
 export { applyPlacement, releasePlacement } from './domain/snapshot/apply-placement';
-export { hostLink, type Link, type LinkSource } from './domain/snapshot/network';
+export { hostLink, type Link, type LinkSource, meetsBounds } from './domain/snapshot/network';
 export {
   type GangNetwork,
   gangNetwork,

@@ -156,24 +156,29 @@ describe('hostLink', () => {
   const s = createSnapshot(input());
   const h = (id: string) => s.inventory.hostById.get(id)!;
   it.each([
-    ['a measured host pair wins', 'h0', 'h3', { bandwidthBps: 1e9, rttUs: 7, source: 'host-measured' }],
+    [
+      'a measured host pair wins',
+      'h0',
+      'h3',
+      { bandwidthBps: 1e9, rttUs: 7, bandwidthMeasured: true, source: 'host-measured' },
+    ],
     [
       'same site: the LAN, capped by NICs',
       'h0',
       'h1',
-      { bandwidthBps: 100e9, rttUs: 30, source: 'site-lan' },
+      { bandwidthBps: 100e9, rttUs: 30, bandwidthMeasured: true, source: 'site-lan' },
     ],
     [
       'measured site pair, capped by the slower NIC',
       'h0',
       'h2',
-      { bandwidthBps: 25e9, rttUs: 20_000, source: 'site-measured' },
+      { bandwidthBps: 25e9, rttUs: 20_000, bandwidthMeasured: true, source: 'site-measured' },
     ],
     [
       'host coordinates: distance plus heights',
       'h2',
       'h3',
-      { bandwidthBps: 10e9, rttUs: 50_000 + 100 + 500, source: 'coordinates' },
+      { bandwidthBps: 10e9, rttUs: 50_000 + 100 + 500, bandwidthMeasured: false, source: 'coordinates' },
     ],
   ])('%s', (_name, a, b, expected) => {
     const l = hostLink(s.inventory, h(a), h(b));

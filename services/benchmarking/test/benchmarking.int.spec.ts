@@ -5,6 +5,7 @@ import {
   FindGpuProfiles,
   FindReliability,
   GetNetworkEstimate,
+  type NetworkCoordinatesRefitted,
   type PayloadOf,
   type ProviderClaimMismatched,
   ProviderRegistered,
@@ -326,6 +327,16 @@ describe('benchmarking service (NATS + Postgres, simulated and CPU edges)', () =
     }
     expect(estimate.links.some((l) => l.throughputBitsPerSecond !== null)).toBe(true);
     await events.waitFor((e) => e.type === 'link.measured');
+    // The fits go out too (the scheduler's source of coordinates and sites): the hosts each fit
+    // changed, so the newest announcement of every host is its coordinate's site in the estimate.
+    await events.waitFor((e) => e.type === 'network.coordinates.refitted');
+    const announced = new Map<string, string>();
+    for (const e of events.items.filter((x) => x.type === 'network.coordinates.refitted')) {
+      const fit = e.data as PayloadOf<typeof NetworkCoordinatesRefitted>;
+      expect(Date.parse(fit.expiresAt)).toBeGreaterThan(Date.parse(fit.fittedAt));
+      for (const h of fit.hosts) announced.set(h.hostId, h.siteId);
+    }
+    expect(announced).toEqual(new Map(estimate.coordinates.map((c) => [c.hostId, c.siteId])));
   }, 60_000);
 
   it('ignores link reports nobody asked for and dead-letters forged ones', async () => {

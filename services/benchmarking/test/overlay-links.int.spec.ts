@@ -147,7 +147,7 @@ describe("benchmarking learns links from jobs' overlay path reports (NATS + Post
     await svc?.close();
   });
 
-  it('records a direct pair as overlay links between its hosts, one each way, and no relayed or mixed pair', async () => {
+  it('records a direct pair as overlay links between its hosts, one each way; a relayed pair only as relayed events; no mixed pair', async () => {
     const [A, B, C] = [edge('A'), edge('B'), edge('C')];
     await launch('job-direct', 1, [
       { edgeId: A, address: '100.96.0.1', ranks: 2 },
@@ -168,8 +168,11 @@ describe("benchmarking learns links from jobs' overlay path reports (NATS + Post
       { a: A, b: B, throughputBitsPerSecond: 800_000_000, ...overlay },
       { a: B, b: A, throughputBitsPerSecond: 600_000_000, ...overlay },
     ]);
-    // The relayed and mixed pairs came in the same message: their absence is final.
+    // The relayed and mixed pairs came in the same message: their absence from the projection (and
+    // so from the coordinate fit) is final; the relayed pair is published for the scheduler.
     expect((await estimate()).links.filter((l) => l.a === C || l.b === C)).toEqual([]);
+    const relayed = await measured.waitFor((e) => e.data.a === A && e.data.b === C);
+    expect(relayed.data).toMatchObject({ path: 'overlay', relayed: true, rttUs: 80_000, sameSite: false });
     const event = await measured.waitFor((e) => e.data.a === A && e.data.b === B);
     expect(event).toMatchObject({
       streamId: `benchmarking-links-${A}`,
@@ -183,9 +186,8 @@ describe("benchmarking learns links from jobs' overlay path reports (NATS + Post
       },
       { description: 'coordinates for A and B' },
     );
-    await counted('gpunet_benchmarking_overlay_pairs_skipped_total', { reason: 'relayed' }, 1);
     await counted('gpunet_benchmarking_overlay_pairs_skipped_total', { reason: 'mixed' }, 1);
-    await counted('gpunet_benchmarking_overlay_links_measured_total', {}, 2);
+    await counted('gpunet_benchmarking_overlay_links_measured_total', {}, 4);
   });
 
   it('holds a report that arrives before its launch, and resolves it when the launch arrives', async () => {

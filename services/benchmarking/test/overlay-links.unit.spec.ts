@@ -66,11 +66,24 @@ describe('overlayLinkMeasurements', () => {
     expect(links.map((l) => l.throughputBitsPerSecond)).toEqual([null, 450_000_000]);
   });
 
+  it('measures a relayed pair as relayed, never same-site, whatever its RTT (the relay path is what a job gets)', () => {
+    const { links, skipped } = overlayLinkMeasurements(
+      [pair({ path: 'relayed', rttMs: 0.5 })],
+      hosts,
+      options,
+    );
+    expect(skipped).toEqual([]);
+    expect(links.map((l) => [l.a, l.b, l.rttUs, l.sameSite, l.path, l.relayed])).toEqual([
+      [A, B, 500, false, 'overlay', true],
+      [B, A, 500, false, 'overlay', true],
+    ]);
+  });
+
   it.each<{ name: string; pair: PairPath; reason: OverlayPairSkip }>([
     {
-      name: 'relayed (the RTT is the detour through the relay)',
-      pair: pair({ path: 'relayed' }),
-      reason: 'relayed',
+      name: 'relayed without an RTT',
+      pair: pair({ path: 'relayed', rttMs: null }),
+      reason: 'relayed-no-rtt',
     },
     { name: 'mixed (the ends disagree)', pair: pair({ path: 'mixed' }), reason: 'mixed' },
     { name: 'unreachable', pair: pair({ path: 'unreachable', rttMs: null }), reason: 'unreachable' },

@@ -4,7 +4,7 @@ import { formatAmount } from '../src/app/api/format';
 import { renderProblem, toProblem } from '../src/app/api/problem';
 import { runCli } from '../src/app/cli';
 import { fakeIo } from './fake-io';
-import { jobFixture } from './fixtures';
+import { explanationFixture, jobFixture } from './fixtures';
 
 const KEY = `gpn_AAAAAAAAAAAA_${'S3cr3t'.repeat(7)}x`;
 const SECRET = KEY.split('_')[2]!;
@@ -437,6 +437,83 @@ describe('gpunet job / providers / subnet / account (fake gateway)', () => {
     const r = await run(['account', 'deposit', '10'], { fetch: g.fetch });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('on a real chain, deposit with a wallet');
+  });
+
+  it('job explain: nodes, the step split, every figure with its source and age, alternatives and why they lost', async () => {
+    const g = gatewayFetch(
+      (_m, u) => (u.pathname === '/v1/jobs/j1/explanation' ? Response.json(explanationFixture()) : undefined),
+      (_m, u) => (u.pathname === '/v1/jobs/j1' ? Response.json(jobFixture()) : undefined),
+    );
+    const r = await run(['job', 'explain', 'j1'], { fetch: g.fetch });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(
+      [
+        'job j1: placed (attempt 1, explained 2030-01-01T00:00:00.000Z)',
+        '',
+        'allocation main: 2 GPUs on 2 nodes in 2 sites, 3 NTX/h (strategy pack)',
+        '  predicted step 250 ms = compute 55 ms + communication 195 ms (intra-host 0 µs, intra-site 0 µs, inter-site 195 ms)',
+        '',
+        '  NODE  PROVIDER  SITE    GPUS',
+        '  a0    UPROV-A   site-a  1',
+        '  b0    UPROV-B   site-b  1',
+        '',
+        '  GPUs, slowest first:',
+        '    b0 GPU-b H100-SXM: bf16 900 TFLOPS (reference) — sets the pace',
+        '    a0 GPU-a H100-SXM: bf16 912.4 TFLOPS (measured 3 min before placing)',
+        '  links between the chosen nodes:',
+        '    a0 ↔ b0 (inter-site): rtt 80.2 ms (measured 3 min before placing), bandwidth 10 Gbit/s (measured 3 min before placing), NIC-capped, relayed',
+        '  best alternatives not chosen:',
+        '    1. a0×1 @site-a, c0×1 @site-c: step 400 ms, 2 NTX/h',
+        '       lost (constraint): RTT 150 ms (estimated) between a0 and c0 exceeds max_rtt 100 ms',
+        '',
+      ].join('\n'),
+    );
+    const json = await run(['job', 'explain', '--json', 'j1'], { fetch: g.fetch });
+    expect(JSON.parse(json.stdout)).toEqual(explanationFixture());
+    // Not tried yet: the gateway's 404, exit 4.
+    const none = await run(['job', 'explain', 'j2'], { fetch: g.fetch });
+    expect(none.code).toBe(4);
+  });
+
+  it('job explain of a job not placed: the code, the sentence and every reason', async () => {
+    const failure = {
+      ...explanationFixture(),
+      status: 'waiting',
+      attempt: 0,
+      outcome: {
+        kind: 'failure',
+        code: 'Unschedulable',
+        allocation: 'main',
+        message: '8 GPUs asked; only 4 match',
+        reasons: [
+          { plugin: 'gang-assembly', reason: 'TooFewGpus', message: 'only 4 are free', gpus: null },
+          { plugin: 'vram', reason: 'InsufficientVram', message: 'below 80 GB', gpus: 12 },
+        ],
+      },
+    };
+    const g = gatewayFetch(
+      (_m, u) => (u.pathname === '/v1/jobs/j1/explanation' ? Response.json(failure) : undefined),
+      (_m, u) => (u.pathname === '/v1/jobs/j1' ? Response.json(jobFixture()) : undefined),
+    );
+    const r = await run(['job', 'explain', 'j1'], { fetch: g.fetch });
+    expect(r.stdout).toBe(
+      [
+        'job j1: waiting (attempt 0, explained 2030-01-01T00:00:00.000Z)',
+        '  not placed: Unschedulable (allocation main)',
+        '  8 GPUs asked; only 4 match',
+        '  reasons:',
+        '    gang-assembly/TooFewGpus: only 4 are free',
+        '    vram/InsufficientVram: below 80 GB (12 GPUs)',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('spec explain and job explain say in their help which is which', async () => {
+    expect((await run(['spec', 'explain', '--help'])).stdout).toContain('gpunet job explain <job-id>');
+    expect((await run(['job', 'explain', '--help'])).stdout).toContain(
+      '`gpunet spec explain` is another thing',
+    );
   });
 
   it('maps 403 to 3 and 404 to 4 (with --json, the problem on stdout)', async () => {

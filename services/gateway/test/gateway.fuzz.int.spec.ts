@@ -1,6 +1,7 @@
 import {
   AccountStatementQuery,
   FindCandidates,
+  GetPlacementExplanation,
   JobStatementQuery,
   SettlementBalancesQuery,
   SimulatedChainDepositRequest,
@@ -134,6 +135,8 @@ describe('gateway fuzzing from its OpenAPI document (NATS + Postgres)', () => {
         options,
       ),
       serveQuery(FindCandidates, () => Promise.resolve({ items: [], nextCursor: null }), options),
+      // The scheduler has tried no job yet: every explanation is a 404.
+      serveQuery(GetPlacementExplanation, () => Promise.resolve({ explanation: null }), options),
     );
     for (const key of [keys['alice'], keys['alice'], keys['bob']]) {
       const res = await fetch(`${h.url}/v1/jobs`, {

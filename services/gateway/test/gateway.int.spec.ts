@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import {
   GatewayStream,
+  GetPlacementExplanation,
+  type PlacementExplanationRecord,
   JobCompleted,
   JobFunded,
   JobLaunching,
@@ -268,6 +270,60 @@ describe('gateway over HTTP (NATS + Postgres)', () => {
     expect(cancel.status).toBe(404);
     const list = (await (await call('/v1/jobs', { key: bob })).json()) as { items: Job[] };
     expect(list.items.map((j) => j.jobId)).not.toContain(job.jobId);
+  });
+
+  it("explains a job's placement from the scheduler's query: 404 before it, for another tenant, 503 without it", async () => {
+    const job = (await (await submit(VALID_SPEC_YAML)).json()) as Job;
+    const path = `/v1/jobs/${job.jobId}/explanation`;
+    // No scheduler answers yet: the job exists, the explanation is unavailable.
+    const unavailable = await call(path);
+    expect(unavailable.status).toBe(503);
+    expect(await unavailable.json()).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE' });
+    const explanation: PlacementExplanationRecord = {
+      jobId: job.jobId,
+      status: 'waiting',
+      attempt: 0,
+      explainedAt: '2030-01-01T00:00:00.000Z',
+      outcome: {
+        kind: 'failure',
+        code: 'Unschedulable',
+        allocation: 'main',
+        message: '4 GPUs asked; only 2 match',
+        reasons: [{ plugin: 'gang-assembly', reason: 'TooFewGpus', message: 'only 2 are free', gpus: null }],
+      },
+    };
+    const asked: string[] = [];
+    const served = serveQuery(
+      GetPlacementExplanation,
+      (request) => {
+        asked.push(request.jobId);
+        return Promise.resolve({ explanation: request.jobId === job.jobId ? explanation : null });
+      },
+      { nc: h.nats.nc, prefix: h.nats.prefix },
+    );
+    try {
+      await h.nats.nc.flush();
+      const res = await call(path);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual(explanation);
+      // Another tenant's job is no job: the scheduler is not even asked.
+      const hidden = await call(path, { key: bob });
+      expect(hidden.status).toBe(404);
+      expect(asked).toEqual([job.jobId]);
+      // A job the scheduler has not tried yet: 404 with a detail that says so.
+      const other = (await (await submit(VALID_SPEC_JSON, 'application/json')).json()) as Job;
+      const before = await call(`/v1/jobs/${other.jobId}/explanation`);
+      expect(before.status).toBe(404);
+      expect(before.headers.get('content-type')).toContain('application/problem+json');
+      expect(await before.json()).toMatchObject({
+        code: 'NOT_FOUND',
+        detail: expect.stringMatching(
+          /has no placement explanation yet: the scheduler has not tried to place it \(status submitted\)$/,
+        ),
+      });
+    } finally {
+      served.unsubscribe();
+    }
   });
 
   it('replays an Idempotency-Key: the same job, one event; another body with the key is 422', async () => {

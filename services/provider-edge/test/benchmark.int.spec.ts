@@ -13,13 +13,15 @@ import {
   RunBenchmarkOnEdge,
   verifyEdgeReport,
 } from '@gpunet/contracts';
+import { measureRtt, measureThroughput } from '@gpunet/edge-bench';
 import { ensureStreams } from '@gpunet/eventing';
 import { EventCollector, FakeClock, type NatsTestContext, useNats } from '@gpunet/testing';
+import { createSocket } from 'node:dgram';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EdgeAgent } from '../src/app/edge-agent';
+import { EdgeAgent, ProbeResponderError } from '../src/app/edge-agent';
 import { detect } from '../src/infra/detect/detector';
 import { createIdentity } from '../src/infra/identity.store';
 import { StateStore } from '../src/infra/state.store';
@@ -35,16 +37,11 @@ describe('the edge runs the benchmark agent', () => {
   let agent: EdgeAgent;
   const reports = new EventCollector<{ subject: string; envelope: Envelope }>('benchmark reports');
 
-  beforeAll(async () => {
-    nats = await useNats({ label: 'edge_benchmarks' });
-    await ensureStreams(await nats.jsm(), [...providerStreams, EdgeBenchmarkStream], nats.prefix);
-    nats.nc.subscribe(`${nats.prefix}.edge.*.benchmark-reported.v1`, {
-      callback: (_e, m) => reports.push({ subject: m.subject, envelope: m.json<Envelope>() }),
-    });
-    await nats.nc.flush();
+  /** An edge on the H100 inventory in a fresh directory, started by the caller. */
+  const edgeWith = async (probeResponder?: { udpPort: number; tcpPort: number; address: string }) => {
     const dir = await mkdtemp(join(tmpdir(), 'gpunet-edge-bench-'));
     await writeFile(join(dir, 'policy.yaml'), POLICY);
-    agent = new EdgeAgent({
+    return new EdgeAgent({
       identity: await createIdentity(join(dir, 'identity')),
       store: StateStore.in(dir),
       readPolicy: () => readFile(join(dir, 'policy.yaml'), 'utf8'),
@@ -55,7 +52,18 @@ describe('the edge runs the benchmark agent', () => {
       rescanIntervalMs: 0,
       publishTimeoutMs: 1_000,
       random: () => 0.5,
+      ...(probeResponder ? { benchmarks: { probeResponder } } : {}),
     });
+  };
+
+  beforeAll(async () => {
+    nats = await useNats({ label: 'edge_benchmarks' });
+    await ensureStreams(await nats.jsm(), [...providerStreams, EdgeBenchmarkStream], nats.prefix);
+    nats.nc.subscribe(`${nats.prefix}.edge.*.benchmark-reported.v1`, {
+      callback: (_e, m) => reports.push({ subject: m.subject, envelope: m.json<Envelope>() }),
+    });
+    await nats.nc.flush();
+    agent = await edgeWith({ udpPort: 0, tcpPort: 0, address: '127.0.0.1' });
     await agent.start();
   }, 30_000);
 
@@ -140,5 +148,27 @@ describe('the edge runs the benchmark agent', () => {
       outcome: 'declined',
       reason: { code: 'BUSY' },
     });
+  });
+
+  it('answers peers’ link probes on its responder: UDP echoes and a bounded transfer', async () => {
+    const ports = agent.probePorts!;
+    const rtt = await measureRtt('127.0.0.1', ports.udpPort, 5, 1_000);
+    expect(rtt).toMatchObject({ sent: 5, received: 5 });
+    const transfer = await measureThroughput('127.0.0.1', ports.tcpPort, 1024 * 1024, 2_000);
+    expect(transfer.bytes).toBe(1024 * 1024);
+  });
+
+  it('does not start when its probe port is taken, and says which', async () => {
+    const taken = createSocket('udp4');
+    await new Promise<void>((resolve) => taken.bind(0, '127.0.0.1', resolve));
+    const edge = await edgeWith({ udpPort: taken.address().port, tcpPort: 0, address: '127.0.0.1' });
+    try {
+      const started = edge.start();
+      await expect(started).rejects.toBeInstanceOf(ProbeResponderError);
+      await expect(started).rejects.toThrow(`udp ${taken.address().port}`);
+    } finally {
+      await edge.stop();
+      taken.close();
+    }
   });
 });

@@ -16,7 +16,7 @@ const io = (env: Record<string, string> = {}): EdgeCliIo & { errors: string[] } 
   };
 };
 
-describe('provider-edge --overlay', () => {
+describe('provider-edge --overlay and --probe-ports', () => {
   it('auto mounts the overlay agent only as root with wireguard-go on PATH, and says why not', async () => {
     const bin = await mkdtemp(join(tmpdir(), 'gpunet-wg-'));
     try {
@@ -41,6 +41,9 @@ describe('provider-edge --overlay', () => {
   it.each([
     [['--overlay', 'maybe'], /--overlay: auto, on or off/],
     [['--overlay-netns-prefix', 'bad prefix!'], /--overlay-netns-prefix/],
+    [['--probe-ports', '7946'], /--probe-ports: UDP\/TCP ports .* or off, not 7946/],
+    [['--probe-ports', '0/7947'], /--probe-ports: UDP\/TCP ports/],
+    [['--probe-ports', '7946/70000'], /--probe-ports: UDP\/TCP ports/],
   ])('refuses %j with a usage error naming the flag', async (args, message) => {
     const cli = io();
     expect(await runEdgeCli(['start', '--dir', join(tmpdir(), 'gpunet-none'), ...args], cli)).toBe(

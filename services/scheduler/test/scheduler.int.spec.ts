@@ -3,6 +3,7 @@ import {
   type CandidateProvider,
   type Envelope,
   FindCandidates,
+  GetPlacementExplanation,
   JobCancelled,
   JobFunded,
   type JobPlaced,
@@ -277,6 +278,27 @@ describe('scheduler (NATS + Postgres)', () => {
     expect(history.every((e) => e.causationId !== null)).toBe(true);
     expect(placed.correlationId).toBe(funding);
     expect(await runtime.openJobs.openJobIds()).not.toContain('job-int-1');
+    // Why there: the explanation of the round that placed it, as the scheduler's query serves it.
+    const { explanation } = await runtime.eventing.client.ask(GetPlacementExplanation, {
+      jobId: 'job-int-1',
+    });
+    expect(explanation).toMatchObject({
+      jobId: 'job-int-1',
+      status: 'placed',
+      outcome: { kind: 'placement' },
+    });
+    if (explanation?.outcome.kind !== 'placement') throw new Error('no placement explained');
+    const [why] = explanation.outcome.allocations;
+    expect(why!.nodes.map((n) => n.providerId).sort()).toEqual([a, d]);
+    expect(why!.prediction.stepUs).toBeCloseTo(why!.prediction.computeUs + why!.prediction.commUs);
+    expect(why!.gpus).toHaveLength(4);
+    // Two providers, each its own site: one wide-area pair, on the snapshot's figures.
+    expect(why!.links).toHaveLength(1);
+    expect(why!.links[0]).toMatchObject({ scope: 'inter-site', relayed: false });
+    expect(explanation.attempt).toBe(runtime.engine.status('job-int-1')!.attempt);
+    expect(
+      (await runtime.eventing.client.ask(GetPlacementExplanation, { jobId: 'job-never-seen' })).explanation,
+    ).toBeNull();
     for (const id of [a, b, c, d]) behaviour.set(id, 'decline'); // retire the edges for the next test
     for (const id of [a, b, c, d]) gpus.set(id, 0);
   });
@@ -455,6 +477,12 @@ allocations:
       timeoutMs: 10_000,
       description: 'job-int-4 waiting for 8 GPUs on one node',
     });
+    const waiting = (await runtime.eventing.client.ask(GetPlacementExplanation, { jobId: 'job-int-4' }))
+      .explanation;
+    expect(waiting).toMatchObject({
+      status: 'waiting',
+      outcome: { kind: 'failure', code: 'Unschedulable', message: expect.stringMatching(/^8 GPUs asked/) },
+    });
     expect(await runtime.openJobs.openJobIds()).toEqual(['job-int-4']);
     clock.advance(3_600_000); // the default maximum wait
     const e = await events.waitFor(
@@ -469,5 +497,14 @@ allocations:
       timeoutMs: 10_000,
       description: 'job-int-4 no longer owed a decision',
     });
+    // Committed with the decision: the explanation says why it never ran.
+    const final = (await runtime.eventing.client.ask(GetPlacementExplanation, { jobId: 'job-int-4' }))
+      .explanation;
+    expect(final).toMatchObject({
+      status: 'unschedulable',
+      outcome: { kind: 'failure', code: 'Unschedulable', message: data.message },
+    });
+    if (final?.outcome.kind !== 'failure') throw new Error('no failure explained');
+    expect(final.outcome.reasons).toEqual(data.reasons);
   });
 });

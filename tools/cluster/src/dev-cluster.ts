@@ -12,6 +12,7 @@ import { askQuery } from '@gpunet/eventing';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { z } from 'zod';
+import { CLUSTER_BENCHMARKING_ENV } from './measurements';
 import { type ControlPlaneService, ServiceProcess } from './service-process';
 
 export interface DevClusterOptions {
@@ -22,7 +23,10 @@ export interface DevClusterOptions {
   /** Postgres schema of each service: `<schemaPrefix>_<service>`. */
   readonly schemaPrefix: string;
   readonly services: readonly ControlPlaneService[];
-  /** Extra environment per service (periods, timeouts, secrets). */
+  /**
+   * Extra environment per service (periods, timeouts, secrets), over the cluster's own: benchmarking
+   * gets `CLUSTER_BENCHMARKING_ENV` (a new provider measured within seconds).
+   */
   readonly env?: Partial<Record<ControlPlaneService, Record<string, string>>>;
 }
 
@@ -76,6 +80,7 @@ export class DevCluster {
       ...(name === 'discovery'
         ? { NODE_OPTIONS: [process.env['NODE_OPTIONS'], '--max-semi-space-size=1'].filter(Boolean).join(' ') }
         : {}),
+      ...(name === 'benchmarking' ? CLUSTER_BENCHMARKING_ENV : {}),
       ...this.options.env?.[name],
     };
   }

@@ -3,6 +3,7 @@ import { createUser, fromSeed } from '@nats-io/nkeys';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CLUSTER_PROBE_PORTS } from './measurements';
 import { ServiceProcess } from './service-process';
 
 export interface SimulatedEdgeOptions {
@@ -31,6 +32,12 @@ export interface SimulatedEdgeOptions {
   readonly heartbeat?: string;
   /** The edge's nkey seed (`SU…`); default a new one. */
   readonly seed?: string;
+  /**
+   * Ports the edge answers link probes on (`--probe-ports`), or `off`. Default: the cluster's
+   * (`CLUSTER_PROBE_PORTS`, what its benchmarking probes) in a namespace; `off` on loopback, where
+   * every edge has the machine's addresses and only one could hold the ports.
+   */
+  readonly probePorts?: { readonly udpPort: number; readonly tcpPort: number } | 'off';
   /** Extra arguments for `provider-edge start`. */
   readonly extraArgs?: readonly string[];
 }
@@ -62,6 +69,7 @@ export interface SimulatedEdge {
 
 /** Writes the edge's directory (identity as `edge init` writes it, policy, inventory) and starts it. */
 export const startSimulatedEdge = async (options: SimulatedEdgeOptions): Promise<SimulatedEdge> => {
+  const probe = options.probePorts ?? (options.netns ? CLUSTER_PROBE_PORTS : 'off');
   const dir = await mkdtemp(join(tmpdir(), `gpunet-edge-${options.name}-`));
   const kp = options.seed ? fromSeed(new TextEncoder().encode(options.seed)) : createUser();
   await writeFile(join(dir, 'edge.nk'), `${new TextDecoder().decode(kp.getSeed())}\n`, { mode: 0o600 });
@@ -84,6 +92,8 @@ export const startSimulatedEdge = async (options: SimulatedEdgeOptions): Promise
       options.heartbeat ?? '1s',
       '--rescan',
       '0s',
+      '--probe-ports',
+      probe === 'off' ? 'off' : `${probe.udpPort}/${probe.tcpPort}`,
       ...(options.overlay === undefined
         ? []
         : options.overlay === 'off'

@@ -17,3 +17,12 @@ export {
   ServiceStartError,
 } from './service-process';
 export { type DevEconomy, devSubnetParameters, openDevEconomy } from './economy';
+export {
+  awaitMeasurements,
+  CLUSTER_BENCHMARKING_ENV,
+  CLUSTER_PROBE_PORTS,
+  type GpuProfileEvent,
+  type LinkMeasurement,
+  MeasurementTimeoutError,
+  type Measurements,
+} from './measurements';

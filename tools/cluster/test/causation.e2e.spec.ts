@@ -43,10 +43,14 @@ describe('one correlation from the request to the ranks, and causation that neve
   let gateway: string;
 
   beforeAll(async () => {
-    c = await startCluster('causation', ['settlement', 'discovery', 'scheduler', 'execution', 'gateway'], {
-      gateway: { GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1', GATEWAY_ADMIN_KEY: adminKey },
-      execution: { EXECUTION_USAGE_PERIOD: '2s', EXECUTION_START_BARRIER: '2m' },
-    });
+    c = await startCluster(
+      'causation',
+      ['settlement', 'discovery', 'benchmarking', 'scheduler', 'execution', 'gateway'],
+      {
+        gateway: { GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1', GATEWAY_ADMIN_KEY: adminKey },
+        execution: { EXECUTION_USAGE_PERIOD: '2s', EXECUTION_START_BARRIER: '2m' },
+      },
+    );
     const url = /"url":"([^"]+)"/.exec(c.cluster.service('gateway').output)?.[1];
     if (!url) throw new Error('the gateway did not say where it listens');
     gateway = url;

@@ -3,6 +3,7 @@ import {
   type PayloadOf,
   type JobCompleted,
   type JobPlaced,
+  GetNetworkEstimate,
   JobStatementQuery,
 } from '@gpunet/contracts';
 import { askQuery } from '@gpunet/eventing';
@@ -12,7 +13,13 @@ import { waitFor } from '@gpunet/testing';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NamespaceBridge, type SimulatedEdge, startSimulatedEdge } from '../src';
+import {
+  awaitMeasurements,
+  CLUSTER_BENCHMARKING_ENV,
+  NamespaceBridge,
+  type SimulatedEdge,
+  startSimulatedEdge,
+} from '../src';
 import {
   type ClusterUnderTest,
   jobEnded,
@@ -34,7 +41,8 @@ const SPEC = 'docs/examples/15-multi-provider-ddp.yaml';
  * address (routed directly on a test bridge), the control plane as separate processes on the host.
  * The 4-rank DDP example is submitted the way the gateway submits it → funded → placed across both
  * providers → every rank rendezvouses → trains → the loss falls → all exit 0 → `job.completed` with
- * usage per provider → settled.
+ * usage per provider → settled. Benchmarking runs beside them: both providers are measured (their
+ * simulated GPUs, and the link between their namespaces) before the first job.
  */
 const ok = await requireTestbed('multi-provider job (end to end)');
 
@@ -45,7 +53,7 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
   const edges: SimulatedEdge[] = [];
 
   beforeAll(async () => {
-    c = await startCluster('f6e2e', ['settlement', 'discovery', 'scheduler', 'execution'], {
+    c = await startCluster('f6e2e', ['settlement', 'discovery', 'benchmarking', 'scheduler', 'execution'], {
       execution: { EXECUTION_USAGE_PERIOD: '2s', EXECUTION_START_BARRIER: '2m', EXECUTION_TICK: '500ms' },
     });
     tb = await Testbed.create('f6e2e');
@@ -166,6 +174,37 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
     }
     return undefined;
   };
+
+  it('benchmarking measures both providers: simulated profiles, the link between them, the network query', async () => {
+    const ids = edges.map((e) => e.edgeId);
+    const measured = await awaitMeasurements(c.nats.nc, c.nats.prefix, ids, {
+      links: true,
+      timeoutMs: 60_000,
+    });
+    for (const id of ids) {
+      const profile = measured.profiles.get(id)!;
+      // Declared GPUs are never passed off as measured ones.
+      expect(profile).toMatchObject({ simulated: true, reason: 'initial', profile: { kind: 'simulated' } });
+      expect(profile.profile.devices.map((d) => d.kind)).toEqual(['simulated', 'simulated']);
+      expect(profile.profile.devices.every((d) => (d.matmulTflops.fp16 ?? 0) > 0)).toBe(true);
+    }
+    // Probed directly between the namespaces' addresses, over one bridge on this machine.
+    const link = measured.links[0]!;
+    expect([link.a, link.b].sort()).toEqual([...ids].sort());
+    expect(link.path).toBe('direct');
+    expect(link.rttUs).toBeGreaterThan(0);
+    expect(link.rttUs).toBeLessThan(50_000);
+    expect(link.sameSite).toBe(link.rttUs < Number(CLUSTER_BENCHMARKING_ENV['LAN_RTT_US']));
+
+    // What the scheduler reads: the measured link (a later probe cycle may have renewed it).
+    const network = await askQuery(
+      c.nats.nc,
+      GetNetworkEstimate,
+      { hostIds: ids },
+      { prefix: c.nats.prefix, timeoutMs: 10_000 },
+    );
+    expect(network.links.map((l) => [l.a, l.b].sort().join(' '))).toContain([...ids].sort().join(' '));
+  }, 120_000);
 
   it('trains 4 DDP ranks across both providers; the loss falls; usage per provider; settled', async () => {
     const parsed = parseEnsembleSpec(readFileSync(join(ROOT, SPEC), 'utf8'));

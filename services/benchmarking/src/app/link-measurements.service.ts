@@ -72,10 +72,13 @@ export class LinkMeasurements {
         measured.map((l) => envelopes.event(LinkMeasured, l, cause)),
         { expectedVersion: 'any', tx },
       );
-    await upsertLinks(tx, links);
+    // Relayed figures are the relay's detour, not the hosts' network: published for the scheduler,
+    // kept out of the links projection (and so out of coordinates and `benchmarking.network`).
+    const direct = links.filter((l) => l.relayed !== true);
+    await upsertLinks(tx, direct);
     tx.onCommit(() => {
       this.metrics.linksMeasured.inc(links.length);
-      this.refitter.kick();
+      if (direct.length > 0) this.refitter.kick();
     });
   }
 }

@@ -69,3 +69,28 @@ export const estimateNetwork = (
     };
   });
 };
+
+/** How far a coordinate may move before consumers hear of it: a change below these is noise. */
+export const COORDINATE_CHANGE = {
+  /** Estimated RTT between the old and the new position (plane distance + both heights' change), µs. */
+  movedUs: 500,
+  /** Change of the relative error. */
+  error: 0.05,
+} as const;
+
+/**
+ * The hosts of a fit worth announcing: new ones, those whose same-site group changed, and those
+ * whose coordinate moved or whose error changed by at least `COORDINATE_CHANGE`. A refit after
+ * every link report nudges every coordinate a little; announcing only real changes keeps
+ * `network.coordinates.refitted` small.
+ */
+export const changedCoordinates = (
+  previous: ReadonlyMap<string, Omit<HostCoordinate, 'hostId'>>,
+  next: readonly HostCoordinate[],
+): HostCoordinate[] =>
+  next.filter((c) => {
+    const p = previous.get(c.hostId);
+    if (p === undefined || p.siteId !== c.siteId) return true;
+    const moved = Math.hypot(c.x - p.x, c.y - p.y) + Math.abs(c.height - p.height);
+    return moved >= COORDINATE_CHANGE.movedUs || Math.abs(c.error - p.error) >= COORDINATE_CHANGE.error;
+  });

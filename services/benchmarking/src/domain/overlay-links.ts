@@ -25,8 +25,8 @@ export const overlayHostsOf = (
 
 /** Why a pair of a path report yielded no link. */
 export type OverlayPairSkip =
-  /** Through the job's relay: the RTT is the detour via the relay, not the two hosts' network. */
-  | 'relayed'
+  /** Through the job's relay, but no probe answered with a round trip. */
+  | 'relayed-no-rtt'
   /** The two ends disagree (one direct, one relayed): neither figure is the hosts' network for sure. */
   | 'mixed'
   | 'unreachable'
@@ -47,12 +47,14 @@ export interface OverlayLinks {
 
 /**
  * The link measurements in one job's overlay path report (`overlay.paths-reported`), `path:
- * 'overlay'`. Only pairs that both ends reach **directly** are links: their RTT (the smaller of the
- * two ends' authenticated pings) and each direction's rate (the burst one end sent, as the other end
- * received it) are the two hosts' own network, WireGuard included. Relayed, mixed, unreachable and
- * unknown pairs are not measurements of the hosts' link — a relayed RTT is the way through the relay
- * and would pull the two hosts' coordinates apart — and yield none, like a peer that did not answer
- * a direct probe. The same-site rule is the direct probes' (`isSameSite`).
+ * 'overlay'`. A pair that both ends reach **directly** is a link of the two hosts' own network: its
+ * RTT (the smaller of the two ends' authenticated pings) and each direction's rate (the burst one end
+ * sent, as the other end received it), WireGuard included; the same-site rule is the direct probes'
+ * (`isSameSite`). A **relayed** pair is measured too, marked `relayed`: its figures are the way
+ * through the job's relay — what a job on that pair gets, which the scheduler needs — but not the
+ * hosts' network, so benchmarking keeps them out of its links projection and coordinate fit (a
+ * relayed RTT would pull the two hosts' coordinates apart); it is never same-site. Mixed,
+ * unreachable and unknown pairs yield none, like a peer that did not answer a direct probe.
  */
 export const overlayLinkMeasurements = (
   pairs: readonly PairPath[],
@@ -68,10 +70,12 @@ export const overlayLinkMeasurements = (
       continue;
     }
     const rttUs = pair.rttMs! * 1000;
+    const relayed = pair.path === 'relayed';
     const common = {
       rttUs: Math.round(rttUs),
-      sameSite: isSameSite(rttUs, options.lanRttUs),
+      sameSite: !relayed && isSameSite(rttUs, options.lanRttUs),
       path: 'overlay' as const,
+      ...(relayed ? { relayed: true } : {}),
       ...validityOf(options),
     };
     const a = hostOf.get(pair.a)!;
@@ -85,8 +89,8 @@ export const overlayLinkMeasurements = (
 };
 
 const skipReason = (pair: PairPath, hostOf: ReadonlyMap<string, string>): OverlayPairSkip | null => {
-  if (pair.path !== 'direct') return pair.path;
-  if (pair.rttMs === null) return 'no-rtt';
+  if (pair.path !== 'direct' && pair.path !== 'relayed') return pair.path;
+  if (pair.rttMs === null) return pair.path === 'relayed' ? 'relayed-no-rtt' : 'no-rtt';
   const a = hostOf.get(pair.a);
   const b = hostOf.get(pair.b);
   if (a === undefined || b === undefined) return 'unknown-host';

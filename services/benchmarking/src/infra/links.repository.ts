@@ -46,15 +46,19 @@ export const lockCoordinates = async (tx: Tx): Promise<void> => {
   await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${tx.schema}.coordinates`]);
 };
 
-export const loadCoordinates = async (
-  sql: Sql,
-): Promise<Map<string, { x: number; y: number; height: number }>> =>
+/** The last fit's coordinates (with their error and same-site group), by host. */
+export const loadCoordinates = async (sql: Sql): Promise<Map<string, Omit<HostCoordinate, 'hostId'>>> =>
   new Map(
     (
-      await sql.query<{ host_id: string; x: number; y: number; height: number }>(
-        `SELECT host_id, x, y, height FROM "${sql.schema}".coordinates`,
-      )
-    ).map((r) => [r.host_id, { x: r.x, y: r.y, height: r.height }]),
+      await sql.query<{
+        host_id: string;
+        x: number;
+        y: number;
+        height: number;
+        error: number;
+        site_id: string;
+      }>(`SELECT host_id, x, y, height, error, site_id FROM "${sql.schema}".coordinates`)
+    ).map((r) => [r.host_id, { x: r.x, y: r.y, height: r.height, error: r.error, siteId: r.site_id }]),
   );
 
 export const writeCoordinates = async (

@@ -1,4 +1,5 @@
 import {
+  GetPlacementExplanation,
   JobStatementQuery,
   JobSubmitted,
   newEventId,
@@ -214,6 +215,17 @@ export class JobsService {
       const after = handled.events.length > 0 ? await this.projection.viewIn(tx, jobId) : view;
       return { status: 202, body: after, correlationId: requestId };
     });
+  }
+
+  /** The scheduler's explanation of its last attempt at the job; 404 before its first. */
+  async explanation(principal: ApiPrincipal, jobId: string): Promise<unknown> {
+    const view = await this.get(principal, jobId);
+    const { explanation } = await this.upstream.ask(GetPlacementExplanation, { jobId });
+    if (explanation === null)
+      throw new NotFoundError(
+        `job ${jobId} has no placement explanation yet: the scheduler has not tried to place it (status ${view.status})`,
+      );
+    return explanation;
   }
 
   async statement(principal: ApiPrincipal, jobId: string): Promise<unknown> {

@@ -31,9 +31,11 @@ import {
 import {
   type BenchmarkRequest,
   EdgeBenchmarkAgent,
+  type ProbeResponder,
   type Reporter,
   runTorchBenchmark,
   simulatedProfile,
+  startProbeResponder,
 } from '@gpunet/edge-bench';
 import { type EdgeAttachSettings, EdgeOverlayAgent, type NetnsRef } from '@gpunet/overlay';
 import type { Msg, Subscription } from '@nats-io/nats-core';
@@ -65,6 +67,12 @@ export class PolicyRejectedError extends Error {
       `the provider policy is invalid:\n${issues.map((i) => `  ${i.path || '(root)'}: ${i.message}`).join('\n')}`,
     );
   }
+}
+
+/** The probe responder could not listen (a port in use, no permission): the edge does not start. */
+export class ProbeResponderError extends Error {
+  override readonly name = 'ProbeResponderError';
+  readonly code = 'PROBE_RESPONDER_FAILED' as const;
 }
 
 export interface EdgeAgentOptions {
@@ -145,6 +153,13 @@ export interface EdgeBenchmarkOptions {
   readonly benchmark?: (request: BenchmarkRequest) => Promise<BenchmarkProfile>;
   /** Python interpreter for `runTorchBenchmark` (default `/usr/bin/python3`). */
   readonly python?: string;
+  /**
+   * Answer peers' link probes (`startProbeResponder`): UDP echoes and bounded TCP transfers on these
+   * ports, on every address (benchmarking probes each reported address at its configured
+   * `PROBE_UDP_PORT`/`PROBE_TCP_PORT`). Absent: no responder, and peers' probes to this host fail. Port
+   * 0 picks a free one (tests; `probePorts` says which).
+   */
+  readonly probeResponder?: { readonly udpPort: number; readonly tcpPort: number; readonly address?: string };
 }
 
 type SignedDef =
@@ -200,6 +215,7 @@ export class EdgeAgent {
   private readonly prefix: string;
   private link: EdgeLink | undefined;
   private benchmarkAgent: EdgeBenchmarkAgent | undefined;
+  private probeResponder: ProbeResponder | undefined;
   private rankAgent: RankAgent | undefined;
   private overlayAgent: EdgeOverlayAgent | undefined;
   private connected = true;
@@ -257,6 +273,13 @@ export class EdgeAgent {
     return this.state.ranks;
   }
 
+  /** Where the probe responder listens; undefined when it does not run. */
+  get probePorts(): { readonly udpPort: number; readonly tcpPort: number } | undefined {
+    return this.probeResponder
+      ? { udpPort: this.probeResponder.udpPort, tcpPort: this.probeResponder.tcpPort }
+      : undefined;
+  }
+
   /** Rank statuses not yet acknowledged by JetStream. */
   get pendingRankStatuses(): number {
     return this.rankAgent?.pendingStatuses ?? 0;
@@ -278,6 +301,9 @@ export class EdgeAgent {
     // What a crashed earlier run left running is killed before anything else, NATS or not.
     const rankRuntimes = await this.makeRankRuntimes();
     await reapOrphans(rankRuntimes, this.edgeId, this.log);
+    // Before registering: a port another program holds fails the start instead of leaving peers'
+    // probes to this host failing unexplained.
+    await this.startProbeResponder();
 
     this.link = await connectEdge({
       servers: this.options.nats.servers,
@@ -345,6 +371,7 @@ export class EdgeAgent {
     for (const s of this.subscriptions) s.unsubscribe();
     // Stops answering; running benchmarks and probes queue their reports before the flush below.
     await this.benchmarkAgent?.stop();
+    await this.probeResponder?.close();
     // A graceful stop ends the ranks (reason `shutdown`) and queues their exits before the flush.
     await this.rankAgent?.stop();
     // With the ranks gone: every job's interface, relay connection and rank namespace is removed.
@@ -564,6 +591,25 @@ export class EdgeAgent {
       log: (level, message, fields) => this.log(level, message, fields),
     });
     await this.overlayAgent.start();
+  }
+
+  private async startProbeResponder(): Promise<void> {
+    const options = this.options.benchmarks ?? {};
+    if (options.enabled === false || options.probeResponder === undefined) return;
+    const { udpPort, tcpPort, address } = options.probeResponder;
+    try {
+      this.probeResponder = await startProbeResponder({
+        udpPort,
+        tcpPort,
+        ...(address === undefined ? {} : { address }),
+      });
+    } catch (error) {
+      throw new ProbeResponderError(
+        `cannot answer link probes on ${address ?? '0.0.0.0'} udp ${udpPort} / tcp ${tcpPort}: ${String(error)}`,
+        { cause: error },
+      );
+    }
+    this.log('info', 'answering link probes', this.probePorts);
   }
 
   /** Mounts the benchmark agent on the edge's connection; its reports go through `report()`. */

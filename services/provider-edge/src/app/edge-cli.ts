@@ -19,7 +19,7 @@ import { jsonLogger } from '../infra/logger';
 import { createDockerRuntime } from '../infra/runtime/docker-wiring';
 import { ProcessRuntime } from '../infra/runtime/process.runtime';
 import { StateFileError, StateStore } from '../infra/state.store';
-import { EdgeAgent, PolicyRejectedError } from './edge-agent';
+import { EdgeAgent, PolicyRejectedError, ProbeResponderError } from './edge-agent';
 
 /** What the edge's command line may do to the world; tests pass fakes. */
 export interface EdgeCliIo {
@@ -43,6 +43,7 @@ Usage:
   provider-edge start  [--dir DIR] [--policy FILE] [--nats URL] [--simulate INVENTORY] [--heartbeat 5s] [--rescan 60s]
                        [--runtime process|docker|none] [--rank-grace 10s] [--log-batch 100ms]
                        [--job-files DIR] [--overlay auto|on|off] [--overlay-netns-prefix gpunet]
+                       [--probe-ports UDP/TCP|off]
   provider-edge status [--dir DIR] [--policy FILE] [--simulate INVENTORY] [--json]
 
   --dir        the edge's directory: identity (edge.nk, 0600), state.json, policy.yaml
@@ -64,6 +65,10 @@ Usage:
   --overlay-netns-prefix
                start of the rank namespaces' names (default gpunet; several edges on one machine
                need distinct ones)
+  --probe-ports
+               answer peers' link probes on these ports (UDP echo / TCP transfer, every address;
+               benchmarking's default is 7946/7947), or off (the default: no listening port; peers'
+               probes to this host fail and its links are known only from jobs' overlays)
   --prefix     subject namespace (tests only)
 
 SIGHUP reloads the policy file; SIGTERM/SIGINT stop the edge.
@@ -84,6 +89,7 @@ const options = {
   'job-files': { type: 'string' },
   overlay: { type: 'string' },
   'overlay-netns-prefix': { type: 'string' },
+  'probe-ports': { type: 'string' },
   prefix: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
@@ -143,7 +149,8 @@ export const runEdgeCli = async (argv: readonly string[], io: EdgeCliIo): Promis
       e instanceof PolicyRejectedError ||
       e instanceof IdentityError ||
       e instanceof InvalidInventoryFileError ||
-      e instanceof StateFileError
+      e instanceof StateFileError ||
+      e instanceof ProbeResponderError
     ) {
       io.err(`provider-edge ${command}: ${e.message}\n`);
       return ExitCode.Failed;
@@ -189,6 +196,7 @@ const start = async (
     'job-files'?: string;
     overlay?: string;
     'overlay-netns-prefix'?: string;
+    'probe-ports'?: string;
   },
   io: EdgeCliIo,
 ): Promise<number> => {
@@ -216,6 +224,7 @@ const start = async (
   const netnsPrefix = values['overlay-netns-prefix'];
   if (netnsPrefix !== undefined && !/^[A-Za-z0-9_.-]{1,40}$/.test(netnsPrefix))
     throw new Usage('--overlay-netns-prefix: 1-40 characters of A-Z a-z 0-9 _ . -');
+  const probePorts = parseProbePorts(values['probe-ports'] ?? 'off');
   const identity = await loadIdentity(dir);
   const log = jsonLogger(io.out, { edgeId: identity.edgeId });
   const overlay = await decideOverlay(overlayMode, io);
@@ -252,6 +261,7 @@ const start = async (
             logBatching: { maxDelayMs: logDelayMs },
             ...(jobFiles === undefined ? {} : { jobFiles }),
           },
+    ...(probePorts === null ? {} : { benchmarks: { probeResponder: probePorts } }),
     overlay: {
       enabled: overlay.enabled,
       ...(netnsPrefix === undefined ? {} : { netnsPrefix }),
@@ -271,6 +281,18 @@ const start = async (
   log('info', 'stopping');
   await agent.stop();
   return ExitCode.Ok;
+};
+
+/** `--probe-ports`: `UDP/TCP` (1-65535 each), or `off` (null). */
+const parseProbePorts = (text: string): { udpPort: number; tcpPort: number } | null => {
+  if (text === 'off') return null;
+  const m = /^(\d{1,5})\/(\d{1,5})$/.exec(text);
+  const [udpPort, tcpPort] = [Number(m?.[1]), Number(m?.[2])];
+  if (!m || udpPort < 1 || udpPort > 65535 || tcpPort < 1 || tcpPort > 65535)
+    throw new Usage(
+      `--probe-ports: UDP/TCP ports (1-65535, e.g. 7946/7947) or off, not ${text.slice(0, 32)}`,
+    );
+  return { udpPort, tcpPort };
 };
 
 /**

@@ -9,19 +9,10 @@ import type {
   ReserveOnEdge,
 } from '@gpunet/contracts';
 import type { NormalizedSpec } from '@gpunet/ensemble-spec';
-import {
-  createRegistry,
-  createSnapshot,
-  defaultRegistry,
-  ENSEMBLE,
-  EnsembleReason,
-  GPU_MODEL,
-  REQUEST_SHAPE,
-  schedule,
-} from '@gpunet/scheduling';
-import { discoveryOfferFilter } from '../domain/discovery-offer.filter';
+import { createSnapshot, ENSEMBLE, EnsembleReason, REQUEST_SHAPE, schedule } from '@gpunet/scheduling';
 import { emptyQueue, enqueue, type FairQueue, markReady, park, remove, takeNext } from '../domain/fair-queue';
 import type { AnnouncedJob } from '../domain/job-placement.announcements';
+import { type Measurements, NO_MEASUREMENTS } from '../domain/measurements';
 import {
   initialJobPlacementState,
   type JobPlacementCommand,
@@ -36,7 +27,8 @@ import {
   rankCapacity,
   snapshotInput,
 } from '../domain/placement-input';
-import { modelWordsFilter } from '../domain/model-words.filter';
+import { placementOutcome, type PlacementOutcome } from '../domain/placement-explanation';
+import { placementRegistry } from '../domain/placement-registry';
 import { type CandidateQuery, planFor, type PlanResult } from '../domain/placement-plan';
 
 /** A clock that can also wake the engine (tests pass `FakeClock`). */
@@ -87,11 +79,25 @@ export interface DecidedPlacement {
  * correlation, caused by the command.
  */
 export interface JobPlacements {
-  decide(job: AnnouncedJob, command: PlacementCommandInput, cause?: Causation): Promise<DecidedPlacement>;
+  /** `explanation`: why a round's nodes were chosen, kept with the decision that starts it. */
+  decide(
+    job: AnnouncedJob,
+    command: PlacementCommandInput,
+    cause?: Causation,
+    explanation?: PlacementOutcome,
+  ): Promise<DecidedPlacement>;
 }
+
+/** The scheduler's projection of benchmarking's measurements for some providers (one read). */
+export type MeasurementsOf = (providerIds: readonly string[]) => Promise<Measurements>;
 
 export interface PlacementEngineOptions {
   readonly ports: PlacementPorts;
+  /**
+   * Read once per attempt for its candidates (the service: its Postgres projection). Default:
+   * nothing measured — reference TFLOPS, default links, every provider its own site.
+   */
+  readonly measurements?: MeasurementsOf;
   readonly placements: JobPlacements;
   readonly clock: SchedulerClock;
   readonly newId: () => string;
@@ -391,11 +397,12 @@ export class PlacementEngine {
     entry: JobEntry,
     command: PlacementCommandInput,
     cause?: Causation,
+    explanation?: PlacementOutcome,
   ): Promise<DecidedPlacement> {
     const { jobId } = entry.job;
     const decision = entry.decisions.then(async (): Promise<DecidedPlacement> => {
       if (this.closed) return { events: NO_DECISION, state: entry.state };
-      const decided = await this.options.placements.decide(entry.announced, command, cause);
+      const decided = await this.options.placements.decide(entry.announced, command, cause, explanation);
       entry.state = decided.state;
       for (const { event, cause: caused } of decided.events) {
         this.act(entry, event, caused);
@@ -640,23 +647,25 @@ export class PlacementEngine {
     // One allocation: its CPU/memory per rank caps what a provider can give. An ensemble shares the
     // snapshot, so the edges' own CPU/memory checks (a decline, then a retry without them) decide.
     const only = plan.allocations.length === 1 ? plan.allocations[0] : undefined;
+    const candidates = mergeCandidates(answers);
+    const measurements = this.options.measurements
+      ? await this.options.measurements(candidates.map((c) => c.providerId))
+      : NO_MEASUREMENTS;
+    if (!awaitsRound(entry.state)) return; // cancelled meanwhile
     const input = snapshotInput(
-      mergeCandidates(answers),
+      candidates,
       plan.gpuClasses,
       this.held,
       jobId,
       only ? rankCapacity(only.perRank, only.gang.gpusPerRank) : undefined,
+      { measurements, atMs: this.options.clock.now().getTime() },
     );
-    const registry = createRegistry({
-      filters: [
-        ...defaultRegistry.filters.map((f) => (f.name === GPU_MODEL ? modelWordsFilter : f)),
-        discoveryOfferFilter(offered),
-      ],
-    });
+    const registry = placementRegistry(offered);
     const result = schedule(
       createSnapshot(input),
       { id: jobId, allocations: plan.allocations.map((a) => a.gang), edgeConstraints: plan.edgeConstraints },
-      { seed: entry.state.attempt + 1, registry },
+      // Explained every time: a person asks why only later, and the snapshot is gone by then.
+      { seed: entry.state.attempt + 1, registry, explain: true },
     );
     if (result.code !== 'Success') {
       // The snapshot holds only what discovery offers now (free GPUs), so "no cluster could hold
@@ -687,9 +696,14 @@ export class PlacementEngine {
     const deadline = new Date(startedAt + this.deadlineMs).toISOString();
     const holdUntil = new Date(startedAt + this.holdMs).toISOString();
     const at = this.now();
+    const explanation = result.explanation ? placementOutcome(result.explanation, at) : undefined;
     // Built from the job's state at the decision: a cancellation decided meanwhile starts no round.
-    await this.decide(entry, (state) =>
-      awaitsRound(state) ? { type: 'StartRound', roundId, allocations, deadline, holdUntil, at } : null,
+    await this.decide(
+      entry,
+      (state) =>
+        awaitsRound(state) ? { type: 'StartRound', roundId, allocations, deadline, holdUntil, at } : null,
+      undefined,
+      explanation,
     );
   }
 }

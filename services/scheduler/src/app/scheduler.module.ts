@@ -1,16 +1,20 @@
 import {
+  BenchmarkingStream,
   catalogUpcasters,
   createRegistry,
   DeadLettersStream,
   DiscoveryStream,
   ExecutionStream,
   GatewayStream,
+  GpuBenchmarked,
   JobCancelled,
   JobFunded,
   JobSubmitted,
   JobSubmittedV1,
+  LinkMeasured,
   MessageDeadLettered,
   type MessageRegistry,
+  NetworkCoordinatesRefitted,
   newEventId,
   providerCatalog,
   schedulerMessages,
@@ -21,14 +25,19 @@ import {
 import { EVENTING, EventingModule, type EventingRuntime } from '@gpunet/eventing';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { discoveryAndEdgesPorts } from '../infra/discovery-and-edges.ports';
+import { loadMeasurements } from '../infra/measurements.repository';
 import { OpenJobsRepository } from '../infra/open-jobs.repository';
+import { SchedulerPlacementExplanations1764900000000 } from '../infra/placement-explanations.migration';
+import { PlacementExplanationsRepository } from '../infra/placement-explanations.repository';
 import { schedulerMigrations } from '../infra/scheduler.migrations';
 import { CancellationsHandler } from './cancellations.handler';
 import { CapacityHandler } from './capacity.handler';
 import { FundedJobsHandler } from './funded-jobs.handler';
 import { JobIntake } from './job-intake.service';
 import { JobPlacementCommands } from './job-placement.commands';
+import { MeasurementsHandler } from './measurements.handler';
 import { type JobPlacements, PlacementEngine, type SchedulerClock } from './placement.engine';
+import { PlacementExplanationsHandler } from './placement-explanations.handler';
 import { PlacerLeadership } from './placer-leadership.service';
 import type { SchedulerModuleOptions, SchedulerOptions } from './scheduler.options';
 import {
@@ -36,6 +45,7 @@ import {
   JOB_PLACEMENTS,
   OPEN_JOBS,
   PLACEMENT_ENGINE,
+  PLACEMENT_EXPLANATIONS,
   PLACER_LEADERSHIP,
   SCHEDULER_OPTIONS,
 } from './scheduler.tokens';
@@ -50,6 +60,9 @@ export const schedulerRegistry = (): MessageRegistry =>
       JobSubmitted,
       JobFunded,
       JobCancelled,
+      GpuBenchmarked,
+      LinkMeasured,
+      NetworkCoordinatesRefitted,
       ...providerCatalog,
       ...schedulerMessages,
     ],
@@ -63,6 +76,7 @@ const schedulerStreams = [
   SettlementStream,
   DiscoveryStream,
   ExecutionStream,
+  BenchmarkingStream,
   SchedulerStream,
 ];
 
@@ -72,11 +86,13 @@ const systemSchedulerClock: SchedulerClock = {
 };
 
 /**
- * The scheduler: its eventing (database with `open_jobs` and `job_specs`, NATS, streams, outbox
- * relay), four durable consumers as controllers (`job.funded`, `job.submitted` → the job queued
- * once both are known; provider events → parked jobs try again; `job.cancelled` → released), the
+ * The scheduler: its eventing (database with `open_jobs`, `job_specs`, `placement_explanations` and
+ * the measurements projection, NATS, streams, outbox relay), five durable consumers as controllers
+ * (`job.funded`, `job.submitted` → the job queued once both are known; provider events → parked jobs
+ * try again; `job.cancelled` → released; benchmarking's measurements → the projection), the
  * placement engine with the job placement aggregate's write path, and the placer lease: the
- * consumers run only on the replica that holds it (`consumeAtStart: false`).
+ * consumers run only on the replica that holds it (`consumeAtStart: false`); every replica answers
+ * `scheduler.placement-explanation`.
  */
 @Module({})
 export class SchedulerModule {
@@ -94,20 +110,32 @@ export class SchedulerModule {
         EventingModule.forService('scheduler', config, {
           registry: schedulerRegistry(),
           streams: schedulerStreams,
-          migrations: schedulerMigrations,
+          migrations: [...schedulerMigrations, SchedulerPlacementExplanations1764900000000],
           clock,
           metrics: options.metrics,
           onError,
           consumeAtStart: false,
         }),
       ],
-      controllers: [FundedJobsHandler, SubmittedJobsHandler, CapacityHandler, CancellationsHandler],
+      controllers: [
+        FundedJobsHandler,
+        SubmittedJobsHandler,
+        CapacityHandler,
+        CancellationsHandler,
+        PlacementExplanationsHandler,
+        MeasurementsHandler,
+      ],
       providers: [
         { provide: SCHEDULER_OPTIONS, useValue: resolved },
         {
           provide: OPEN_JOBS,
           inject: [EVENTING],
           useFactory: (eventing: EventingRuntime) => new OpenJobsRepository(eventing.db),
+        },
+        {
+          provide: PLACEMENT_EXPLANATIONS,
+          inject: [EVENTING],
+          useFactory: (eventing: EventingRuntime) => new PlacementExplanationsRepository(eventing.db),
         },
         { provide: JOB_PLACEMENTS, useClass: JobPlacementCommands },
         {
@@ -116,6 +144,7 @@ export class SchedulerModule {
           useFactory: (eventing: EventingRuntime, placements: JobPlacements) =>
             new PlacementEngine({
               ports: discoveryAndEdgesPorts(eventing.client),
+              measurements: (providerIds) => loadMeasurements(eventing.db, providerIds),
               placements,
               clock,
               newId: newEventId,

@@ -11,6 +11,8 @@ export const PLACEMENT_ENGINE = Symbol('gpunet.scheduler.placement-engine');
 export const JOB_PLACEMENTS = Symbol('gpunet.scheduler.job-placements');
 /** `OpenJobsRepository`: the jobs owed a decision and the submitted specs. */
 export const OPEN_JOBS = Symbol('gpunet.scheduler.open-jobs');
+/** `PlacementExplanationsRepository`: why each job's last placement attempt came out as it did. */
+export const PLACEMENT_EXPLANATIONS = Symbol('gpunet.scheduler.placement-explanations');
 /** `JobIntake`: funded, submitted and cancelled jobs into the engine. */
 export const JOB_INTAKE = Symbol('gpunet.scheduler.job-intake');
 /** `PlacerLeadership`: the placer lease, and consuming only while holding it. */

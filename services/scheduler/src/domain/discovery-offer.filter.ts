@@ -5,7 +5,7 @@ export const DiscoveryOfferReason = { NotOffered: 'NotOffered' } as const;
 
 /**
  * Only GPUs that discovery offered for this very allocation. Discovery checks what the snapshot
- * cannot (TFLOPS benchmarks, image prefixes, CPU/memory, availability windows); in an ensemble the
+ * cannot (image prefixes, CPU/memory, availability windows); in an ensemble the
  * candidates of every allocation share one snapshot, so without this filter one allocation could
  * take a GPU only another allocation's query qualified.
  */

@@ -13,6 +13,7 @@ import {
   type JobPlacementOptions,
   type JobPlacementState,
 } from './job-placement.decider';
+import type { PlacementOutcome } from './placement-explanation';
 
 /*
  * What the rest of gpunet hears of a job's placement. The placement decider's events are the
@@ -42,6 +43,8 @@ export type JobPlacementRecord = JobPlacementEvent | JobPlacementAnnouncement;
 export interface CommandForJob {
   readonly job: AnnouncedJob;
   readonly command: JobPlacementCommand;
+  /** For a round's start: why these nodes (the projection keeps it; the decider does not read it). */
+  readonly explanation?: PlacementOutcome;
 }
 
 const ANNOUNCED: ReadonlySet<string> = new Set([JobQueued.type, JobPlaced.type, JobUnschedulable.type]);

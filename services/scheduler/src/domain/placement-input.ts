@@ -5,28 +5,41 @@ import {
   type JobFunded,
   type PlacedAllocation,
 } from '@gpunet/contracts';
+import { findReference, TYPICAL_EFFICIENCY } from '@gpunet/edge-bench';
 import type { GpuRequirement } from '@gpunet/ensemble-spec';
 import {
   type ClusterSnapshotInput,
   gangRequest,
   type GangRequest,
+  type GpuInput,
   type HostInput,
+  type IntraHostLink,
+  type LinkInput,
   type Placement,
+  type Precision,
   type ProviderInput,
+  type SiteInput,
 } from '@gpunet/scheduling';
+import { type Measurements, NO_MEASUREMENTS, pairLinks, type ProfileRow } from './measurements';
 
 /*
  * Mappings between the wire and the placement core (pure). The request itself comes from
- * `placement-plan.ts` (the spec, or a v1 job's terms). Discovery's candidates become a snapshot: one
- * host per provider edge, each provider its own site (no measured links yet). GPUs are named by
- * the job class they match (a v1 job's `gpuClasses`) or, for a spec, by the words of their reported
- * model, which the `gpu-model` filter the engine plugs in (`model-words.filter.ts`) matches by word
- * sequence, as discovery does.
+ * `placement-plan.ts` (the spec, or a v1 job's terms). Discovery's candidates and the scheduler's
+ * projection of benchmarking's measurements (`measurements.ts`) become a snapshot: one host per
+ * provider edge, at the site same-site detection put it in (its own until measured), with its GPUs'
+ * measured TFLOPS (reference figures until benchmarked), its GPU topology and measured peer
+ * bandwidth, the measured links between candidates and the hosts' network coordinates. GPUs are
+ * named by the job class they match (a v1 job's `gpuClasses`) or, for a spec, by the words of their
+ * reported model, which the `gpu-model` filter the engine plugs in (`model-words.filter.ts`) matches
+ * by word sequence, as discovery does.
  */
 
 export type FundedJob = PayloadOf<typeof JobFunded>;
 
-/** Default network figures while benchmarking has measured nothing. */
+/**
+ * Figures for what benchmarking has not measured (or whose measurement expired): a LAN inside one
+ * site, the WAN between sites, a host's NIC, and the link between a host's GPUs by kind.
+ */
 export const DEFAULT_NETWORK = {
   nicBandwidthBps: 10e9,
   lanBandwidthBps: 10e9,
@@ -64,6 +77,117 @@ export const gangRequestFor = (job: FundedJob): GangRequest =>
     maxPricePerGpuHourMinor: Number(job.terms.maxPricePerGpuHour),
   });
 
+/** The projection as of one round: the rows of its candidates, and the time their expiry is judged at. */
+export interface MeasuredView {
+  readonly measurements: Measurements;
+  readonly atMs: number;
+}
+
+export const UNMEASURED: MeasuredView = { measurements: NO_MEASUREMENTS, atMs: 0 };
+
+const REFERENCE_PRECISIONS = ['fp32', 'tf32', 'fp16', 'bf16'] as const satisfies readonly Precision[];
+
+/**
+ * What an unmeasured GPU of a reported model is taken to do: its data sheet's dense peak per
+ * precision (`@gpunet/edge-bench`'s reference table) × the fraction a healthy device typically
+ * measures, so that it compares fairly with measured GPUs in the step-time objective. Empty for a
+ * model the table does not know.
+ */
+export const referenceTflops = (reportedModel: string): Partial<Record<Precision, number>> => {
+  const ref = findReference(reportedModel);
+  const out: Partial<Record<Precision, number>> = {};
+  if (ref === null) return out;
+  for (const p of REFERENCE_PRECISIONS) {
+    const peak = ref.tflops[p];
+    if (peak !== null) out[p] = Math.round(peak * TYPICAL_EFFICIENCY.matmul * 10) / 10;
+  }
+  return out;
+};
+
+type GpuFigures = Pick<GpuInput, 'tflops' | 'tflopsMeasured' | 'tflopsMeasuredAt'>;
+
+/** A GPU's figures: its live profile's, matched by uuid (else index), else the reference ones. */
+const gpuFigures = (gpu: CandidateProvider['gpus'][number], profile: ProfileRow | undefined): GpuFigures => {
+  const measured =
+    profile?.gpus.find((m) => m.uuid !== null && m.uuid === gpu.uuid) ??
+    profile?.gpus.find((m) => m.uuid === null && m.index === gpu.index);
+  if (profile !== undefined && measured !== undefined && Object.keys(measured.tflops).length > 0) {
+    return {
+      tflops: measured.tflops,
+      tflopsMeasured: true,
+      tflopsMeasuredAt: new Date(profile.measuredAtMs).toISOString(),
+    };
+  }
+  return { tflops: referenceTflops(gpu.model), tflopsMeasured: false, tflopsMeasuredAt: null };
+};
+
+/**
+ * The link between a host's (offered) GPUs: NVLink/xGMI when every one of them has a direct peer
+ * among them (the edge's `nvidia-smi topo -m` / `rocm-smi --showtopo` links), else PCIe. Its
+ * bandwidth is the slowest measured GPU-to-GPU copy among them when the live profile has one (a
+ * ring goes as fast as its slowest hop), else the kind's default.
+ */
+export const intraHostLink = (
+  gpus: readonly CandidateProvider['gpus'][number][],
+  profile: ProfileRow | undefined,
+): IntraHostLink => {
+  const indices = new Set(gpus.map((g) => g.index));
+  const direct = gpus.length > 1 && gpus.every((g) => g.directPeers.some((p) => indices.has(p)));
+  const measured = (profile?.peers ?? []).filter((p) => indices.has(p.a) && indices.has(p.b));
+  const bandwidth = measured.length === 0 ? null : Math.min(...measured.map((p) => p.bandwidthBps));
+  if (direct) {
+    const kind = gpus[0]!.vendor === 'amd' ? 'xgmi' : 'nvlink';
+    return { kind, bandwidthBps: bandwidth ?? DEFAULT_NETWORK.nvlinkBps, latencyUs: 2 };
+  }
+  return { kind: 'pcie', bandwidthBps: bandwidth ?? DEFAULT_NETWORK.pcieBps, latencyUs: 5 };
+};
+
+/**
+ * The snapshot's network from the live measurements between the candidates: same-site groups as
+ * sites, measured pairs as host links (an RTT-only pair's bandwidth estimated, and marked so),
+ * relayed pairs at the relay's figures. Estimates do not meet interconnect bounds
+ * (`estimatesMeetBounds: false`): a pair nothing measured waits for benchmarking before a gang
+ * with `max_rtt` / `min_bandwidth` spans it.
+ */
+const networkOf = (
+  candidates: readonly CandidateProvider[],
+  siteOf: (providerId: string) => string,
+  view: MeasuredView,
+): ClusterSnapshotInput['network'] => {
+  const ids = new Set(candidates.map((c) => c.providerId));
+  const sites = new Map<string, SiteInput>();
+  for (const c of candidates) {
+    const id = siteOf(c.providerId);
+    if (!sites.has(id))
+      sites.set(id, {
+        id,
+        lanBandwidthBps: DEFAULT_NETWORK.lanBandwidthBps,
+        lanRttUs: DEFAULT_NETWORK.lanRttUs,
+        coordinates: null,
+      });
+  }
+  const hostLinks = pairLinks(view.measurements.links, view.atMs)
+    .filter((l) => ids.has(l.a) && ids.has(l.b))
+    .map((l): LinkInput => ({
+      a: l.a,
+      b: l.b,
+      rttUs: l.rttUs,
+      bandwidthBps:
+        l.bandwidthBps ?? (l.sameSite ? DEFAULT_NETWORK.lanBandwidthBps : DEFAULT_NETWORK.wanBandwidthBps),
+      bandwidthMeasured: l.bandwidthBps !== null,
+      measuredAt: new Date(l.measuredAtMs).toISOString(),
+      relayed: l.relayed,
+    }));
+  return {
+    sites: [...sites.values()],
+    hostLinks,
+    siteLinks: [],
+    defaultWanBandwidthBps: DEFAULT_NETWORK.wanBandwidthBps,
+    defaultWanRttUs: DEFAULT_NETWORK.wanRttUs,
+    estimatesMeetBounds: false,
+  };
+};
+
 /** The snapshot the core schedules against, from discovery's candidates (all their GPUs are free). */
 export const snapshotInput = (
   candidates: readonly CandidateProvider[],
@@ -73,7 +197,13 @@ export const snapshotInput = (
   jobId = '',
   /** Most free GPUs a provider may give this job (its CPU/memory fit only so many ranks); default all. */
   gpuCap: (c: CandidateProvider) => number = () => Infinity,
+  /** The measurements of these candidates; default none (reference figures, defaults, own sites). */
+  view: MeasuredView = UNMEASURED,
 ): ClusterSnapshotInput => {
+  const { profiles, coordinates } = view.measurements;
+  const live = <T extends { readonly expiresAtMs: number }>(row: T | undefined): T | undefined =>
+    row !== undefined && row.expiresAtMs > view.atMs ? row : undefined;
+  const siteOf = (providerId: string): string => live(coordinates.get(providerId))?.siteId ?? providerId;
   const labels = gpuClasses.map(classLabel);
   const labelOf = (reported: string): string => {
     const words = ` ${modelWords(reported)} `;
@@ -97,10 +227,11 @@ export const snapshotInput = (
       const floor = g.priceFloorMinor === null ? 0 : Number(g.priceFloorMinor);
       prices[label] = Math.max(prices[label] ?? 0, floor);
     }
-    const nvlink = c.gpus.some((g) => g.directPeers.length > 0);
+    const profile = live(profiles.get(c.providerId));
+    const coordinate = live(coordinates.get(c.providerId));
     const host: HostInput = {
       id: c.providerId,
-      siteId: c.providerId,
+      siteId: siteOf(c.providerId),
       gpus: c.gpus.map((g) => ({
         uuid: g.uuid,
         model: labelOf(g.model),
@@ -111,15 +242,14 @@ export const snapshotInput = (
         driverVersion: null,
         cudaVersion: g.cudaVersion,
         rocmVersion: g.rocmVersion,
-        tflops: {},
-        tflopsMeasured: false,
+        ...gpuFigures(g, profile),
         reservedBy: heldByOther(g.uuid) ? (held.get(g.uuid) ?? null) : null,
       })),
-      intraHost: nvlink
-        ? { kind: 'nvlink', bandwidthBps: DEFAULT_NETWORK.nvlinkBps, latencyUs: 2 }
-        : { kind: 'pcie', bandwidthBps: DEFAULT_NETWORK.pcieBps, latencyUs: 5 },
+      intraHost: intraHostLink(c.gpus, profile),
       nicBandwidthBps: DEFAULT_NETWORK.nicBandwidthBps,
-      coordinates: null,
+      coordinates:
+        coordinate === undefined ? null : { x: coordinate.x, y: coordinate.y, height: coordinate.height },
+      coordinatesError: coordinate?.error ?? null,
     };
     return {
       id: c.providerId,
@@ -134,21 +264,7 @@ export const snapshotInput = (
       hosts: [host],
     };
   });
-  return {
-    providers,
-    network: {
-      sites: candidates.map((c) => ({
-        id: c.providerId,
-        lanBandwidthBps: DEFAULT_NETWORK.lanBandwidthBps,
-        lanRttUs: DEFAULT_NETWORK.lanRttUs,
-        coordinates: null,
-      })),
-      hostLinks: [],
-      siteLinks: [],
-      defaultWanBandwidthBps: DEFAULT_NETWORK.wanBandwidthBps,
-      defaultWanRttUs: DEFAULT_NETWORK.wanRttUs,
-    },
-  };
+  return { providers, network: networkOf(candidates, siteOf, view) };
 };
 
 /** The core's placement as the allocations of `job.placed`, one reservation per node. */

@@ -6,6 +6,8 @@ import {
   gangRequest,
   type LocationMatch,
   type LocationRequirement,
+  type Precision,
+  PRECISIONS,
 } from '@gpunet/scheduling';
 import type { CoreReason } from './job-placement.decider';
 import { candidateRequirement, classLabel, type FundedJob } from './placement-input';
@@ -189,8 +191,8 @@ export const allocationPlan = (
     amdArchitectures: gpus.amdArchitectures,
     cudaRange: gpus.cuda,
     rocmRange: gpus.rocm,
-    // Discovery checks TFLOPS (it holds the benchmarks); candidates carry no figures for the core.
-    minTflops: {},
+    // Compared with the snapshot's measured figures (`measured-tflops` and the core's `tflops`).
+    minTflops: minTflopsOf(gpus.minTflops),
     mixedModels: gpus.mixedModels,
     gpusPerRank,
     gpusPerNode,
@@ -238,6 +240,16 @@ const specMatch = (m: LocationMatch): SpecLocationMatch => ({
   asn: m.asn ?? null,
   isp: m.isp ?? null,
 });
+
+/** The spec's per-precision minimums (null: none) as the core's partial record. */
+const minTflopsOf = (spec: Readonly<Record<string, number | null>>): Partial<Record<Precision, number>> => {
+  const out: Partial<Record<Precision, number>> = {};
+  for (const p of PRECISIONS) {
+    const v = spec[p];
+    if (v !== null && v !== undefined && v > 0) out[p] = v;
+  }
+  return out;
+};
 
 const isPlanResult = (x: AllocationPlan | PlanResult): x is PlanResult => 'ok' in x;
 

@@ -71,8 +71,63 @@ export class SchedulerOpenJobsFundedBy1764750000000 implements MigrationInterfac
   }
 }
 
+/**
+ * The scheduler's projection of benchmarking's measurements, fed by its `scheduler-measurements`
+ * consumer: each provider's newest GPU profile, the newest measurement of each link direction, and
+ * each host's newest coordinate and same-site group. Read once per placement round for the round's
+ * candidates (nothing is asked of benchmarking while placing); rows past `expires_at` are ignored.
+ */
+export class SchedulerMeasurements1765000000000 implements MigrationInterface {
+  readonly name = 'SchedulerMeasurements1765000000000';
+
+  async up(runner: QueryRunner): Promise<void> {
+    const s = migrationSchemaOf(runner);
+    await runner.query(`
+      CREATE TABLE "${s}".gpu_profiles (
+        provider_id text        PRIMARY KEY,
+        simulated   boolean     NOT NULL,
+        gpus        jsonb       NOT NULL,
+        peers       jsonb       NOT NULL,
+        measured_at timestamptz NOT NULL,
+        expires_at  timestamptz NOT NULL
+      )`);
+    await runner.query(`
+      CREATE TABLE "${s}".links (
+        a              text             NOT NULL,
+        b              text             NOT NULL,
+        rtt_us         double precision NOT NULL,
+        throughput_bps double precision NULL,
+        same_site      boolean          NOT NULL,
+        relayed        boolean          NOT NULL,
+        measured_at    timestamptz      NOT NULL,
+        expires_at     timestamptz      NOT NULL,
+        PRIMARY KEY (a, b)
+      )`);
+    await runner.query(`CREATE INDEX links_b ON "${s}".links (b)`);
+    await runner.query(`
+      CREATE TABLE "${s}".coordinates (
+        host_id    text             PRIMARY KEY,
+        x          double precision NOT NULL,
+        y          double precision NOT NULL,
+        height     double precision NOT NULL,
+        error      double precision NOT NULL,
+        site_id    text             NOT NULL,
+        fitted_at  timestamptz      NOT NULL,
+        expires_at timestamptz      NOT NULL
+      )`);
+  }
+
+  async down(runner: QueryRunner): Promise<void> {
+    const s = migrationSchemaOf(runner);
+    await runner.query(`DROP TABLE "${s}".coordinates`);
+    await runner.query(`DROP TABLE "${s}".links`);
+    await runner.query(`DROP TABLE "${s}".gpu_profiles`);
+  }
+}
+
 export const schedulerMigrations = [
   SchedulerOpenJobs1764470000000,
   SchedulerJobSpecs1764560000000,
   SchedulerOpenJobsFundedBy1764750000000,
+  SchedulerMeasurements1765000000000,
 ];

@@ -1,6 +1,7 @@
-import { JobStatementQuery } from '@gpunet/contracts';
+import { GetNetworkEstimate, JobStatementQuery } from '@gpunet/contracts';
 import { askQuery, connectNats } from '@gpunet/eventing';
 import { type Netns, REPO_ROOT, requireTestbed, Testbed, TestProcess } from '@gpunet/netns-testbed';
+import type { NatsConnection } from '@nats-io/nats-core';
 import { randomBytes } from 'node:crypto';
 import { connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { Client } from 'pg';
 import { DevCluster } from '../dev-cluster';
 import { openDevEconomy } from '../economy';
+import { awaitMeasurements, type GpuProfileEvent } from '../measurements';
 import { type SimulatedEdge, startSimulatedEdge } from '../edge-process';
 import { NamespaceBridge } from '../namespace-bridge';
 
@@ -16,7 +18,9 @@ import { NamespaceBridge } from '../namespace-bridge';
  * The one-command demo (README): every gpunet service as its own process, three simulated providers
  * (each in its own network namespace when run as root), a funded tenant, and the 4-rank CPU Gloo
  * DDP example submitted through the REST gateway with the `gpunet` CLI, followed live to its end;
- * then the placement, the loss, the cost and the settlement statement. Ctrl-C stops everything.
+ * then the placement, the loss, the cost and the settlement statement. Before the job, what
+ * benchmarking measured: each provider's GPUs (simulated ones say so) and the RTT of every pair of
+ * providers (probed between their namespaces). Ctrl-C stops everything.
  */
 
 const SPEC = 'docs/examples/15-multi-provider-ddp.yaml';
@@ -96,7 +100,7 @@ const main = async (): Promise<number> => {
   // A fresh demo every time: the previous run's schemas and streams go.
   const pg = new Client({ connectionString: DATABASE_URL });
   await pg.connect();
-  const services = ['settlement', 'discovery', 'scheduler', 'execution', 'gateway'] as const;
+  const services = ['settlement', 'discovery', 'benchmarking', 'scheduler', 'execution', 'gateway'] as const;
   for (const s of services) await pg.query(`DROP SCHEMA IF EXISTS "${PREFIX}_${s}" CASCADE`);
   await pg.end();
   const nats = await connectNats({ servers: NATS_URL, name: 'gpunet-demo' });
@@ -177,6 +181,8 @@ const main = async (): Promise<number> => {
     providerIds: edges.map((e) => e.edgeId),
   });
 
+  await showMeasurements(nats.nc, new Map(edges.map((e) => [e.edgeId, e.name])), useNetns);
+
   const created = await fetch(`${gatewayUrl}/v1/admin/api-keys`, {
     method: 'POST',
     headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
@@ -221,6 +227,62 @@ const main = async (): Promise<number> => {
     exit.code === 0 ? 'the job completed' : `the job did not complete (gpunet exited ${String(exit.code)})`,
   );
   return keepRunning(gatewayUrl, key, exit.code === 0 ? 0 : 1);
+};
+
+/** How a profile came about, said plainly: a simulated edge's figures are declared, not measured. */
+const provenance = (p: GpuProfileEvent): string =>
+  p.profile.kind === 'simulated'
+    ? 'simulated: the declared model’s figures, not a measurement'
+    : `measured on the ${p.profile.kind === 'gpu' ? 'GPUs' : 'CPU'} (${p.profile.runner.backend})`;
+
+const tflops = (value: number | null): string => (value === null ? 'n/a' : value.toFixed(1));
+
+/**
+ * Waits for benchmarking to have measured every provider (and, when they have addresses of their
+ * own, every pair's link) and prints one line per provider and per pair.
+ */
+const showMeasurements = async (
+  nc: NatsConnection,
+  names: ReadonlyMap<string, string>,
+  links: boolean,
+): Promise<void> => {
+  say(`benchmarking measures the providers${links ? ' and the links between them' : ''}`);
+  const measured = await awaitMeasurements(nc, PREFIX, [...names.keys()], { links, timeoutMs: 90_000 });
+  for (const [id, name] of names) {
+    const p = measured.profiles.get(id)!;
+    const devices = p.profile.devices;
+    const models = [...new Set(devices.map((d) => d.name))].join(', ');
+    say(
+      `benchmarked ${name}: ${devices.length} × ${models}, fp16 ${devices.map((d) => tflops(d.matmulTflops.fp16)).join(' / ')} TFLOPS, fp32 ${devices.map((d) => tflops(d.matmulTflops.fp32)).join(' / ')} TFLOPS (${provenance(p)})`,
+    );
+  }
+  if (!links) {
+    say(
+      'links not probed: providers on loopback share this machine’s addresses (run as root for namespaces)',
+    );
+    return;
+  }
+  const network = await askQuery(
+    nc,
+    GetNetworkEstimate,
+    { hostIds: [...names.keys()] },
+    { prefix: PREFIX, timeoutMs: 10_000 },
+  );
+  const ids = [...names.keys()];
+  for (const [i, a] of ids.entries())
+    for (const b of ids.slice(i + 1)) {
+      const pair = network.links.filter((l) => (l.a === a && l.b === b) || (l.a === b && l.b === a));
+      const rttUs = Math.min(...pair.map((l) => l.rttUs));
+      const rates = pair
+        .filter((l) => l.throughputBitsPerSecond !== null)
+        .map(
+          (l) =>
+            `${names.get(l.a)} → ${names.get(l.b)} ${(l.throughputBitsPerSecond! / 1e9).toFixed(2)} Gbit/s`,
+        );
+      say(
+        `link ${names.get(a)} ↔ ${names.get(b)}: RTT ${(rttUs / 1000).toFixed(3)} ms, measured (${pair[0]!.path} probe)${rates.length > 0 ? `; ${rates.join(', ')}` : ''}${pair.some((l) => l.sameSite) ? '; one site' : ''}`,
+      );
+    }
 };
 
 /** With `--keep`, prints how to use the cluster and waits for Ctrl-C; otherwise returns `code`. */

@@ -23,10 +23,10 @@ export const GPU_CLASS = 'RTX-4090';
 /** 1 NTX (6 decimals) per GPU-hour. */
 export const PRICE_PER_GPU_HOUR = 1_000_000n;
 
-/** A simulated host with two RTX 4090s; `prefix` keeps its GPU ids unique in the cluster. */
-export const rtxHost = (prefix: string): string => `uuid_prefix: SIM-${prefix}
+/** A simulated host with `count` (default two) RTX 4090s; `prefix` keeps its GPU ids unique in the cluster. */
+export const rtxHost = (prefix: string, count = 2): string => `uuid_prefix: SIM-${prefix}
 gpus:
-  - { model: NVIDIA GeForce RTX 4090, count: 2, vram: 24GiB, compute_capability: "8.9", cuda_version: "12.4" }
+  - { model: NVIDIA GeForce RTX 4090, count: ${count}, vram: 24GiB, compute_capability: "8.9", cuda_version: "12.4" }
 host: { cpu_cores: 16, memory: 64GiB }
 `;
 

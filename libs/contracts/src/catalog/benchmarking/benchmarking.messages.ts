@@ -7,6 +7,7 @@ import { EdgeLinksProbed } from './edge-links-probed.v1';
 import { ProbeLinksOnEdge } from './edge-probe-links.v1';
 import { GpuBenchmarked } from './gpu-benchmarked.v1';
 import { LinkMeasured } from './link-measured.v1';
+import { NetworkCoordinatesRefitted } from './network-coordinates-refitted.v1';
 import { ProviderClaimMismatched } from './provider-claim-mismatched.v1';
 import { ProviderClaimVerified } from './provider-claim-verified.v1';
 import { ProviderReliabilityChanged } from './provider-reliability-changed.v1';
@@ -24,4 +25,5 @@ export const benchmarkingCatalog = [
   ProviderClaimMismatched,
   ProviderReliabilityChanged,
   LinkMeasured,
+  NetworkCoordinatesRefitted,
 ] as const satisfies readonly MessageDefinition[];

@@ -58,6 +58,11 @@ export { BenchmarkRequested } from './benchmark-requested.v1';
 export { type ClaimCheck, ClaimCheckSchema } from './claim-check.schemas';
 export { GpuBenchmarked } from './gpu-benchmarked.v1';
 export { LinkMeasured } from './link-measured.v1';
+export {
+  NetworkCoordinatesRefitted,
+  type RefittedCoordinate,
+  RefittedCoordinateSchema,
+} from './network-coordinates-refitted.v1';
 export { ProviderClaimMismatched } from './provider-claim-mismatched.v1';
 export { ProviderClaimVerified } from './provider-claim-verified.v1';
 export { ProviderReliabilityChanged } from './provider-reliability-changed.v1';

@@ -21,6 +21,12 @@ export const LinkMeasured = defineEvent({
     /** Both hosts are on one LAN (same site). */
     sameSite: z.boolean(),
     path: z.enum(['direct', 'overlay']),
+    /**
+     * The pair reached each other only through a job's relay (`path` is `overlay`): the figures are
+     * the relayed path's, what a job on that pair gets, not the hosts' own network (benchmarking
+     * leaves them out of its coordinate fit). Absent: direct.
+     */
+    relayed: z.boolean().optional(),
     measuredAt: UtcTimestampSchema,
     expiresAt: UtcTimestampSchema,
   }),

@@ -13,4 +13,15 @@ export {
 } from './job-placed.v1';
 export { JobQueued } from './job-queued.v1';
 export { JobUnschedulable, UnschedulableReasonSchema } from './job-unschedulable.v1';
+export {
+  AllocationExplanationSchema,
+  AlternativeSchema,
+  FigureSourceSchema,
+  GetPlacementExplanation,
+  GpuFigureSchema,
+  LinkFigureSchema,
+  PlacementExplanationSchema,
+  type PlacementExplanationRecord,
+  StepTimePredictionSchema,
+} from './placement-explanation.v1';
 export { schedulerMessages } from './scheduler.messages';

@@ -1,5 +1,5 @@
 import { computeUs, ringUs } from '../objective/step-time';
-import { hostLink, maxCrossSiteBandwidthBps, siteRttUs } from '../snapshot/network';
+import { hostLink, maxCrossSiteBandwidthBps, meetsBounds, siteRttUs } from '../snapshot/network';
 import {
   type AssemblyContext,
   type CandidateGang,
@@ -461,10 +461,10 @@ export class GangSearch {
     if (members.length === 0) return true;
     if (ic.sameSite && members[0]!.siteIndex !== h.siteIndex) return false;
     if (ic.minBandwidthBps === null && ic.maxRttUs === null) return true;
+    const inv = this.ctx.inventory;
     for (const m of members) {
-      const l = hostLink(this.ctx.inventory, h.hostIndex, m.hostIndex);
-      if (ic.minBandwidthBps !== null && l.bandwidthBps < ic.minBandwidthBps) return false;
-      if (ic.maxRttUs !== null && l.rttUs > ic.maxRttUs) return false;
+      const l = hostLink(inv, h.hostIndex, m.hostIndex);
+      if (!meetsBounds(inv, l, ic.minBandwidthBps, ic.maxRttUs)) return false;
     }
     return true;
   }

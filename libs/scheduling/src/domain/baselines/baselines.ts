@@ -9,7 +9,7 @@ import { toAllocationPlacement } from '../framework/to-placement';
 import type { Placement } from '../model/placement';
 import { DEFAULT_WORKLOAD, type GangRequest } from '../model/request';
 import type { ClusterSnapshot } from '../snapshot/cluster-snapshot';
-import { hostLink } from '../snapshot/network';
+import { hostLink, meetsBounds } from '../snapshot/network';
 
 /**
  * Reference policies for benchmarks, placed through the same filters and hard constraints as the
@@ -64,11 +64,7 @@ const baseline =
         if (members.length === l.maxNodes - 1 && c < rest) continue;
         const connects = members.every((m) => {
           if (ic.sameSite && m.siteIndex !== h.siteIndex) return false;
-          const link = hostLink(inv, m.hostIndex, h.hostIndex);
-          return (
-            (ic.minBandwidthBps === null || link.bandwidthBps >= ic.minBandwidthBps) &&
-            (ic.maxRttUs === null || link.rttUs <= ic.maxRttUs)
-          );
+          return meetsBounds(inv, hostLink(inv, m.hostIndex, h.hostIndex), ic.minBandwidthBps, ic.maxRttUs);
         });
         if (!connects) continue;
         members.push(h);

@@ -8,7 +8,7 @@ import { defaultRegistry } from '../framework/registry';
 import { DEFAULT_WORKLOAD, type GangRequest } from '../model/request';
 import { gangNetwork, predictStepTime, ringUs } from '../objective/step-time';
 import type { ClusterSnapshot } from '../snapshot/cluster-snapshot';
-import { hostLink } from '../snapshot/network';
+import { hostLink, meetsBounds } from '../snapshot/network';
 
 export interface ExhaustiveResult {
   readonly stepUs: number;
@@ -50,11 +50,7 @@ export const exhaustiveOptimum = (
       hosts.map((b) => {
         if (a === b) return true;
         if (ic.sameSite && a.siteIndex !== b.siteIndex) return false;
-        const link = hostLink(inv, a.hostIndex, b.hostIndex);
-        return (
-          (ic.minBandwidthBps === null || link.bandwidthBps >= ic.minBandwidthBps) &&
-          (ic.maxRttUs === null || link.rttUs <= ic.maxRttUs)
-        );
+        return meetsBounds(inv, hostLink(inv, a.hostIndex, b.hostIndex), ic.minBandwidthBps, ic.maxRttUs);
       }),
     );
     for (let set = 1; set < 1 << k; set++) {

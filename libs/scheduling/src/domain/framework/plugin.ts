@@ -33,6 +33,11 @@ export interface FilterPlugin {
   gpuFilter?(ctx: RequestContext): GpuPredicate | null;
   /** The requirement in words for explanations ("≥ 40 GB VRAM"); null when it does not apply. */
   describe(ctx: RequestContext): string | null;
+  /**
+   * Its reasons name the rejected GPU's own figure (a measured TFLOPS), so a failure's sentence
+   * quotes one of them beside the rule. Default false: the rule says it all.
+   */
+  readonly namesFigures?: boolean;
 }
 
 /**

@@ -6,6 +6,7 @@ import type {
   GangView,
 } from '../assembly/gang';
 import { shapeLimits } from '../assembly/shape';
+import type { AllocationExplanation, PlacementExplanation } from '../model/explanation';
 import type { AllocationPlacement, Placement } from '../model/placement';
 import {
   DEFAULT_WORKLOAD,
@@ -16,7 +17,7 @@ import {
 import { pluginError, type Status, type StatusCode, unresolvable } from '../model/status';
 import { applyPlacement } from '../snapshot/apply-placement';
 import { type ClusterSnapshot, type Inventory, memoized } from '../snapshot/cluster-snapshot';
-import { hostLink } from '../snapshot/network';
+import { hostLink, meetsBounds } from '../snapshot/network';
 import type { RequestContext } from './context';
 import { type Eligibility, eligibility, registryId } from './eligibility';
 import type { PluginRegistry } from './plugin';
@@ -24,6 +25,7 @@ import { buildPool, type PoolSample } from './pool';
 import { tieKey } from '../random/prng';
 import { toAllocationPlacement } from './to-placement';
 import { defaultRegistry } from './registry';
+import { explainAllocation } from './explain-placement';
 
 export interface ScheduleOptions {
   /** Breaks ties between equally good choices; the same (snapshot, request, seed) gives the same result. */
@@ -49,6 +51,13 @@ export interface ScheduleOptions {
   readonly minHostsToScore?: number;
   /** The sample's share of eligible hosts, percent. Default: Kubernetes' adaptive 50 − hosts/125, at least 5. */
   readonly percentageOfHostsToScore?: number;
+  /**
+   * Attach an explanation to a success (`ScheduleSuccess.explanation`): every figure the objective
+   * used with its source, and the best gangs not chosen with why they lost. Costs one more gang
+   * search per allocation with interconnect requirements (a search without them, for the gangs they
+   * ruled out). Default false: nothing of it is computed.
+   */
+  readonly explain?: boolean;
 }
 
 /** One reason a request was not placed: a plugin, its reason constant, words, and how many GPUs it ruled out. */
@@ -63,6 +72,8 @@ export interface Reason {
 export interface ScheduleSuccess {
   readonly code: 'Success';
   readonly placement: Placement;
+  /** Only with `explain: true`. */
+  readonly explanation?: PlacementExplanation;
 }
 
 export interface ScheduleFailure {
@@ -90,6 +101,7 @@ export const FrameworkReason = {
 } as const;
 
 interface ResolvedOptions extends AssemblyOptions {
+  readonly explain: boolean;
   readonly maxEnsembleAttempts: number;
   readonly minHostsToScore: number;
   readonly percentageOfHostsToScore: number | null;
@@ -101,6 +113,7 @@ const resolveOptions = (o: ScheduleOptions): ResolvedOptions => ({
   beamWidth: o.beamWidth ?? 6,
   maxTiers: o.maxTiers ?? 4,
   alternatives: o.alternatives ?? 2,
+  explain: o.explain ?? false,
   maxEnsembleAttempts: o.maxEnsembleAttempts ?? 32,
   minHostsToScore: o.minHostsToScore ?? 1000,
   percentageOfHostsToScore: o.percentageOfHostsToScore ?? null,
@@ -149,6 +162,19 @@ const validateEnsemble = (request: EnsembleRequest): string | null => {
 interface Placed {
   readonly gang: CandidateGang;
   readonly allocation: AllocationPlacement;
+  /** With `explain`: what the allocation's search saw, to explain it once the ensemble is placed. */
+  readonly search?: SearchSeen;
+}
+
+/** References to what one allocation's search used and ranked (nothing copied). */
+interface SearchSeen {
+  readonly ctx: RequestContext;
+  readonly snapshot: ClusterSnapshot;
+  readonly elig: Eligibility;
+  readonly allow: ((h: number) => boolean) | null;
+  readonly used: ReadonlyMap<number, number>;
+  readonly minUsable: number;
+  readonly rivals: readonly CandidateGang[];
 }
 
 /**
@@ -205,11 +231,15 @@ export const schedule = (
   };
 
   if (dfs(0, snapshot, new Map())) {
+    const chosen = request.allocations.map((a) => placed.get(a.name)!);
+    const placement = { id: request.id, allocations: chosen.map((p) => p.allocation) };
+    if (!opts.explain) return { code: 'Success', placement };
     return {
       code: 'Success',
-      placement: {
+      placement,
+      explanation: {
         id: request.id,
-        allocations: request.allocations.map((a) => placed.get(a.name)!.allocation),
+        allocations: chosen.map((p) => explainPlaced(p, registry, opts)),
       },
     };
   }
@@ -250,11 +280,7 @@ const isStatus = (x: unknown): x is Status =>
 
 const linkOk = (inv: Inventory, a: number, b: number, e: EdgeConstraint): boolean => {
   if (a === b) return true;
-  const l = hostLink(inv, a, b);
-  return (
-    (e.minBandwidthBps === null || l.bandwidthBps >= e.minBandwidthBps) &&
-    (e.maxRttUs === null || l.rttUs <= e.maxRttUs)
-  );
+  return meetsBounds(inv, hostLink(inv, a, b), e.minBandwidthBps, e.maxRttUs);
 };
 
 /** Hosts allowed by edge constraints towards allocations already placed; null when none apply. */
@@ -351,10 +377,63 @@ const placeAllocation = (
     out.push({
       gang: g,
       allocation: toAllocationPlacement(inv, ctx.workload, gang.name, g.members, g.counts, limits.step),
+      ...(opts.explain
+        ? { search: { ctx, snapshot, elig, allow, used, minUsable, rivals: result.gangs } }
+        : {}),
     });
   }
   return out;
 };
+
+const NO_INTERCONNECT = { minBandwidthBps: null, maxRttUs: null, sameSite: false } as const;
+
+/**
+ * Explains a placed allocation. When it has interconnect requirements, the gangs they ruled out
+ * were never built: one search over the same pool without them finds the best of those.
+ */
+const explainPlaced = (p: Placed, registry: PluginRegistry, opts: ResolvedOptions): AllocationExplanation => {
+  const seen = p.search!;
+  const ic = seen.ctx.request.interconnect;
+  let unconstrained: readonly CandidateGang[] = [];
+  if (ic.sameSite || ic.maxRttUs !== null || ic.minBandwidthBps !== null) {
+    const ctx: RequestContext = {
+      ...seen.ctx,
+      request: { ...seen.ctx.request, interconnect: NO_INTERCONNECT },
+    };
+    const pool = buildPool(
+      ctx,
+      seen.snapshot,
+      seen.elig,
+      registry.scores,
+      opts.seed,
+      seen.allow,
+      null,
+      seen.minUsable,
+    );
+    const r = guard<AssemblyResult>(registry.assembler.name, () =>
+      registry.assembler.assemble({
+        ...ctx,
+        snapshot: seen.snapshot,
+        pool,
+        options: opts,
+        providerUsed: seen.used,
+      }),
+    );
+    // A failing assembler explains nothing more; the placement stands as found.
+    if (!isStatus(r)) unconstrained = r.gangs;
+  }
+  return explainAllocation({
+    ctx: seen.ctx,
+    placement: p.allocation,
+    chosen: p.gang,
+    rivals: seen.rivals,
+    unconstrained,
+    stepTimeTolerance: opts.stepTimeTolerance,
+  });
+};
+
+/** How many filters' rejections a failure's sentence names (the reasons list has them all). */
+const MAX_REJECTIONS_NAMED = 3;
 
 /**
  * Turns an assembler's failure into a sentence and a list of reasons with counts, and decides
@@ -401,10 +480,23 @@ const explain = (
     .filter((m) => m !== null)
     .join(', ');
   const matches = `${usable} match${phrase === '' ? '' : ` ${phrase}`}${more === '' ? '' : ` (${more})`}`;
+  // Filters whose reasons carry the GPU's own figure (`namesFigures`) are quoted: "GPU has 55
+  // TFLOPS fp16 (measured), below 100" says which figure stood in the way; the phrase only the rule.
+  const rejected = elig.samples
+    .flatMap((sample, i) =>
+      counts[i]! > 0 && sample !== null && registry.filters[i]!.namesFigures === true
+        ? [{ sample, n: counts[i]! }]
+        : [],
+    )
+    .sort((x, y) => y.n - x.n)
+    .slice(0, MAX_REJECTIONS_NAMED)
+    .map(({ sample, n }) => `${n} by ${sample.plugin} (${sample.message})`)
+    .join(', ');
+  const left = rejected === '' ? '' : `; free GPUs left out: ${rejected}`;
   const message =
     why.reason === 'TooFewGpus'
-      ? `${asked} GPUs asked; only ${matches}`
-      : `${asked} GPUs asked; ${matches}; ${why.message}`;
+      ? `${asked} GPUs asked; only ${matches}${left}`
+      : `${asked} GPUs asked; ${matches}; ${why.message}${left}`;
   const reasons: Reason[] = [reasonOf(why)];
   elig.samples.forEach((sample, i) => {
     if (counts[i]! > 0 && sample !== null) reasons.push(reasonOf(sample, counts[i]));

@@ -2,7 +2,7 @@ import { shapeLimits } from '../assembly/shape';
 import type { Placement } from '../model/placement';
 import { DEFAULT_WORKLOAD, type EnsembleRequest } from '../model/request';
 import type { ClusterSnapshot } from '../snapshot/cluster-snapshot';
-import { hostLink } from '../snapshot/network';
+import { hostLink, meetsBounds } from '../snapshot/network';
 import type { RequestContext } from './context';
 import type { PluginRegistry } from './plugin';
 import { defaultRegistry } from './registry';
@@ -120,14 +120,14 @@ export const verifyPlacement = (
       for (let i = 0; i < hosts.length; i++) {
         for (let j = i + 1; j < hosts.length; j++) {
           const link = hostLink(inv, hosts[i]!, hosts[j]!);
-          if (ic.minBandwidthBps !== null && link.bandwidthBps < ic.minBandwidthBps) {
+          if (ic.minBandwidthBps !== null && !meetsBounds(inv, link, ic.minBandwidthBps, null)) {
             v(
               gang.name,
               'interconnect',
               `${inv.hosts[hosts[i]!]!.id}–${inv.hosts[hosts[j]!]!.id}: ${link.bandwidthBps} bit/s`,
             );
           }
-          if (ic.maxRttUs !== null && link.rttUs > ic.maxRttUs) {
+          if (ic.maxRttUs !== null && !meetsBounds(inv, link, null, ic.maxRttUs)) {
             v(
               gang.name,
               'interconnect',
@@ -150,10 +150,7 @@ export const verifyPlacement = (
       for (const y of b) {
         if (x === y) continue;
         const link = hostLink(inv, x, y);
-        if (
-          (e.minBandwidthBps !== null && link.bandwidthBps < e.minBandwidthBps) ||
-          (e.maxRttUs !== null && link.rttUs > e.maxRttUs)
-        ) {
+        if (!meetsBounds(inv, link, e.minBandwidthBps, e.maxRttUs)) {
           v(
             null,
             'edge-constraint',

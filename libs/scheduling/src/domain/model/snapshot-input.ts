@@ -121,6 +121,11 @@ export interface LinkInput {
   readonly measuredAt?: string | null;
   /** The pair talks through a relay; the figures are the relayed path's. */
   readonly relayed?: boolean;
+  /**
+   * False when only the RTT was measured: `bandwidthBps` is then an estimate, which meets no
+   * bandwidth bound where `NetworkInput.estimatesMeetBounds` is false. Default true.
+   */
+  readonly bandwidthMeasured?: boolean;
 }
 
 export interface NetworkInput {
@@ -133,6 +138,15 @@ export interface NetworkInput {
   readonly defaultWanBandwidthBps: number;
   /** RTT assumed between sites with no measurement and no coordinates, µs. */
   readonly defaultWanRttUs: number;
+  /**
+   * Whether estimates meet a gang's interconnect bounds (`max_rtt`, `min_bandwidth`, and edge
+   * constraints). Default true: every figure counts, measured or not (synthetic clusters, the
+   * bench). False: an RTT bound needs a pair measured or estimated from network coordinates (the
+   * default WAN RTT meets none), a bandwidth bound a measured bandwidth (or one site's LAN) — a pair
+   * nothing has measured waits for benchmarking instead of being placed on a guess. Estimates still
+   * feed the step-time objective either way.
+   */
+  readonly estimatesMeetBounds?: boolean;
 }
 
 export interface ClusterSnapshotInput {

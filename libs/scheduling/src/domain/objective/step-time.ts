@@ -27,15 +27,21 @@ const FALLBACK: readonly Precision[] = ['fp16', 'fp32'];
 /** A GPU with no usable figure counts as this slow, so it is chosen last rather than never. */
 const UNKNOWN_TFLOPS = 0.1;
 
-/** A GPU's speed for a workload precision, TFLOPS. */
-export const gpuTflops = (gpu: CompiledGpu, precision: Precision): number => {
+/** The precision whose figure stands for a GPU's speed at `precision`; null when it has none. */
+export const tflopsBasis = (gpu: CompiledGpu, precision: Precision): Precision | null => {
   const own = gpu.tflops[precision];
-  if (own !== undefined && own > 0) return own;
+  if (own !== undefined && own > 0) return precision;
   for (const p of FALLBACK) {
     const v = gpu.tflops[p];
-    if (v !== undefined && v > 0) return v;
+    if (v !== undefined && v > 0) return p;
   }
-  return UNKNOWN_TFLOPS;
+  return null;
+};
+
+/** A GPU's speed for a workload precision, TFLOPS. */
+export const gpuTflops = (gpu: CompiledGpu, precision: Precision): number => {
+  const basis = tflopsBasis(gpu, precision);
+  return basis === null ? UNKNOWN_TFLOPS : gpu.tflops[basis]!;
 };
 
 /** Every GPU's speed at a precision, by global GPU index (memoized per inventory). */

@@ -6,6 +6,7 @@ import type {
   ComputeCapability,
   GpuVendor,
   IntraHostLink,
+  LinkInput,
   NetworkCoordinate,
   ProviderLocation,
   ProviderPolicy,
@@ -29,6 +30,8 @@ export interface CompiledGpu {
   readonly rocmVersion: string | null;
   readonly tflops: Readonly<Partial<Record<Precision, number>>>;
   readonly tflopsMeasured: boolean;
+  /** When `tflops` were measured (ISO 8601); null for reference figures or when unknown. */
+  readonly tflopsMeasuredAt: string | null;
 }
 
 export interface CompiledHost {
@@ -45,6 +48,8 @@ export interface CompiledHost {
   readonly coordinates: NetworkCoordinate | null;
   /** Whether `coordinates` is the host's own (else its site's): links to it may differ from its site's. */
   readonly ownCoordinates: boolean;
+  /** The own coordinate's relative error (0 … 1); null when unknown or not its own. */
+  readonly coordinatesError: number | null;
 }
 
 export interface CompiledProvider {
@@ -67,6 +72,16 @@ export interface CompiledSite {
 export interface MeasuredLink {
   readonly bandwidthBps: number;
   readonly rttUs: number;
+  /** False: only the RTT was measured, the bandwidth is an estimate. */
+  readonly bandwidthMeasured: boolean;
+}
+
+/** A measured link as the snapshot keeps it: the figures and where they came from. */
+export interface StoredLink extends MeasuredLink {
+  /** When it was measured (ISO 8601); null when unknown. */
+  readonly measuredAt: string | null;
+  /** The figures are a relay path's. */
+  readonly relayed: boolean;
 }
 
 /**
@@ -84,11 +99,13 @@ export interface Inventory {
   readonly providerById: ReadonlyMap<string, number>;
   readonly siteById: ReadonlyMap<string, number>;
   /** Keyed by `min(a, b) * hosts.length + max(a, b)` of host indices. */
-  readonly hostLinks: ReadonlyMap<number, MeasuredLink>;
+  readonly hostLinks: ReadonlyMap<number, StoredLink>;
   /** Keyed by `min(a, b) * sites.length + max(a, b)` of site indices. */
-  readonly siteLinks: ReadonlyMap<number, MeasuredLink>;
+  readonly siteLinks: ReadonlyMap<number, StoredLink>;
   readonly defaultWanBandwidthBps: number;
   readonly defaultWanRttUs: number;
+  /** `NetworkInput.estimatesMeetBounds` (default true). */
+  readonly estimatesMeetBounds: boolean;
   /**
    * A bounded memo of pure functions of (inventory, key): the same inputs give the same value, so
    * it changes no result, only how fast it comes. Not part of the snapshot's meaning.
@@ -182,6 +199,7 @@ export const createSnapshot = (input: ClusterSnapshotInput): ClusterSnapshot => 
           rocmVersion: version(g.rocmVersion),
           tflops: g.tflops,
           tflopsMeasured: g.tflopsMeasured,
+          tflopsMeasuredAt: g.tflopsMeasured ? (g.tflopsMeasuredAt ?? null) : null,
         });
         if (g.reservedBy === null) free |= 1 << local;
         else anyReserved = true;
@@ -199,6 +217,7 @@ export const createSnapshot = (input: ClusterSnapshotInput): ClusterSnapshot => 
         nicBandwidthBps: h.nicBandwidthBps,
         coordinates: h.coordinates ?? site.coordinates,
         ownCoordinates: h.coordinates !== null,
+        coordinatesError: h.coordinates === null ? null : (h.coordinatesError ?? null),
       });
       freeMasks.push(free >>> 0);
       owners.push(anyReserved ? hostOwners : null);
@@ -215,23 +234,30 @@ export const createSnapshot = (input: ClusterSnapshotInput): ClusterSnapshot => 
     hostIndices: siteHosts[i]!,
   }));
 
-  const hostLinks = new Map<number, MeasuredLink>();
+  const stored = (l: LinkInput): StoredLink => ({
+    bandwidthBps: l.bandwidthBps,
+    rttUs: l.rttUs,
+    bandwidthMeasured: l.bandwidthMeasured ?? true,
+    measuredAt: l.measuredAt ?? null,
+    relayed: l.relayed ?? false,
+  });
+  const hostLinks = new Map<number, StoredLink>();
   for (const l of input.network.hostLinks) {
     const a = hostById.get(l.a);
     const b = hostById.get(l.b);
     if (a === undefined || b === undefined) {
       throw new InvalidSnapshotError(`host link ${l.a}–${l.b} names an unknown host`);
     }
-    hostLinks.set(pairKey(a, b, hosts.length), { bandwidthBps: l.bandwidthBps, rttUs: l.rttUs });
+    hostLinks.set(pairKey(a, b, hosts.length), stored(l));
   }
-  const siteLinks = new Map<number, MeasuredLink>();
+  const siteLinks = new Map<number, StoredLink>();
   for (const l of input.network.siteLinks) {
     const a = siteById.get(l.a);
     const b = siteById.get(l.b);
     if (a === undefined || b === undefined) {
       throw new InvalidSnapshotError(`site link ${l.a}–${l.b} names an unknown site`);
     }
-    siteLinks.set(pairKey(a, b, sites.length), { bandwidthBps: l.bandwidthBps, rttUs: l.rttUs });
+    siteLinks.set(pairKey(a, b, sites.length), stored(l));
   }
 
   return {
@@ -248,6 +274,7 @@ export const createSnapshot = (input: ClusterSnapshotInput): ClusterSnapshot => 
       siteLinks,
       defaultWanBandwidthBps: positive(input.network.defaultWanBandwidthBps, 'defaultWanBandwidthBps'),
       defaultWanRttUs: input.network.defaultWanRttUs,
+      estimatesMeetBounds: input.network.estimatesMeetBounds ?? true,
       memo: new Map(),
     },
     freeMask: Uint32Array.from(freeMasks),

@@ -26,12 +26,18 @@ export const hostLink = (inv: Inventory, a: number, b: number): Link => {
     return {
       bandwidthBps: Math.min(measured.bandwidthBps, nic),
       rttUs: measured.rttUs,
+      bandwidthMeasured: measured.bandwidthMeasured,
       source: 'host-measured',
     };
   }
   if (ha.siteIndex === hb.siteIndex) {
     const site = inv.sites[ha.siteIndex]!;
-    return { bandwidthBps: Math.min(site.lanBandwidthBps, nic), rttUs: site.lanRttUs, source: 'site-lan' };
+    return {
+      bandwidthBps: Math.min(site.lanBandwidthBps, nic),
+      rttUs: site.lanRttUs,
+      bandwidthMeasured: true,
+      source: 'site-lan',
+    };
   }
   const siteMeasured =
     inv.siteLinks.size === 0 ? undefined : inv.siteLinks.get(sitePairKey(inv, ha.siteIndex, hb.siteIndex));
@@ -39,15 +45,36 @@ export const hostLink = (inv: Inventory, a: number, b: number): Link => {
     return {
       bandwidthBps: Math.min(siteMeasured.bandwidthBps, nic),
       rttUs: siteMeasured.rttUs,
+      bandwidthMeasured: siteMeasured.bandwidthMeasured,
       source: 'site-measured',
     };
   }
   const bandwidthBps = Math.min(inv.defaultWanBandwidthBps, nic);
   if (ha.coordinates !== null && hb.coordinates !== null) {
-    return { bandwidthBps, rttUs: distance(ha.coordinates, hb.coordinates), source: 'coordinates' };
+    return {
+      bandwidthBps,
+      rttUs: distance(ha.coordinates, hb.coordinates),
+      bandwidthMeasured: false,
+      source: 'coordinates',
+    };
   }
-  return { bandwidthBps, rttUs: inv.defaultWanRttUs, source: 'default' };
+  return { bandwidthBps, rttUs: inv.defaultWanRttUs, bandwidthMeasured: false, source: 'default' };
 };
+
+/**
+ * Whether a link meets interconnect bounds (null: none). Where the snapshot says estimates do not
+ * count (`estimatesMeetBounds` false), the default WAN RTT meets no RTT bound and an estimated
+ * bandwidth no bandwidth bound: such a pair waits for a measurement.
+ */
+export const meetsBounds = (
+  inv: Inventory,
+  l: Link,
+  minBandwidthBps: number | null,
+  maxRttUs: number | null,
+): boolean =>
+  (maxRttUs === null || (l.rttUs <= maxRttUs && (inv.estimatesMeetBounds || l.source !== 'default'))) &&
+  (minBandwidthBps === null ||
+    (l.bandwidthBps >= minBandwidthBps && (inv.estimatesMeetBounds || l.bandwidthMeasured)));
 
 /**
  * The network between two different sites as a pair of hosts there without measurements or
@@ -55,13 +82,14 @@ export const hostLink = (inv: Inventory, a: number, b: number): Link => {
  */
 export const siteLink = (inv: Inventory, a: number, b: number): Link => {
   const m = inv.siteLinks.size === 0 ? undefined : inv.siteLinks.get(sitePairKey(inv, a, b));
-  if (m !== undefined) return { bandwidthBps: m.bandwidthBps, rttUs: m.rttUs, source: 'site-measured' };
+  if (m !== undefined) return { ...m, source: 'site-measured' };
   const ca = inv.sites[a]!.coordinates;
   const cb = inv.sites[b]!.coordinates;
+  const bandwidthBps = inv.defaultWanBandwidthBps;
   if (ca !== null && cb !== null) {
-    return { bandwidthBps: inv.defaultWanBandwidthBps, rttUs: distance(ca, cb), source: 'coordinates' };
+    return { bandwidthBps, rttUs: distance(ca, cb), bandwidthMeasured: false, source: 'coordinates' };
   }
-  return { bandwidthBps: inv.defaultWanBandwidthBps, rttUs: inv.defaultWanRttUs, source: 'default' };
+  return { bandwidthBps, rttUs: inv.defaultWanRttUs, bandwidthMeasured: false, source: 'default' };
 };
 
 /** Estimated RTT between two sites (the LAN's inside one site), µs. */

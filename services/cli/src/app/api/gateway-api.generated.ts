@@ -174,6 +174,23 @@ export interface paths {
     readonly patch?: never;
     readonly trace?: never;
   };
+  readonly '/v1/jobs/{jobId}/explanation': {
+    readonly parameters: {
+      readonly query?: never;
+      readonly header?: never;
+      readonly path?: never;
+      readonly cookie?: never;
+    };
+    /** Why the job is placed where it is (chosen nodes; predicted step time as compute and communication; every figure with its source and age; the best alternatives and why they lost), or why it is not placed */
+    readonly get: operations['jobExplanation'];
+    readonly put?: never;
+    readonly post?: never;
+    readonly delete?: never;
+    readonly options?: never;
+    readonly head?: never;
+    readonly patch?: never;
+    readonly trace?: never;
+  };
   readonly '/v1/providers': {
     readonly parameters: {
       readonly query?: never;
@@ -997,6 +1014,125 @@ export interface components {
       /** @description Pin the node to this provider (its edge id). */
       readonly peer?: string;
       readonly location?: components['schemas']['Location'];
+    };
+    readonly PlacementExplanation: {
+      readonly jobId: string;
+      /** @enum {string} */
+      readonly status: 'queued' | 'waiting' | 'reserving' | 'placed' | 'unschedulable' | 'cancelled';
+      readonly attempt: number;
+      /** Format: date-time */
+      readonly explainedAt: string;
+      readonly outcome:
+        | {
+            /** @constant */
+            readonly kind: 'placement';
+            readonly allocations: readonly {
+              readonly name: string;
+              readonly gpuCount: number;
+              readonly nodes: readonly {
+                readonly providerId: string;
+                readonly hostId: string;
+                readonly siteId: string;
+                readonly gpuUuids: readonly string[];
+                readonly ranks: number;
+              }[];
+              readonly sites: number;
+              readonly prediction: {
+                readonly stepUs: number;
+                readonly computeUs: number;
+                readonly commUs: number;
+                readonly intraHostUs: number;
+                readonly intraSiteUs: number;
+                readonly interSiteUs: number;
+                readonly slowestTflops: number;
+              };
+              readonly pricePerHourMinor: string;
+              /** @enum {string} */
+              readonly strategy: 'pack' | 'spread' | 'any';
+              readonly stepTimeTolerance: number;
+              readonly gpus: readonly {
+                readonly providerId: string;
+                readonly hostId: string;
+                readonly gpuUuid: string;
+                readonly model: string;
+                readonly precision: string;
+                readonly tflops: number;
+                /** @enum {string} */
+                readonly source: 'measured' | 'reference' | 'assumed';
+                readonly measuredAt: string | null;
+                readonly ageMs: number | null;
+                readonly slowest: boolean;
+              }[];
+              readonly gpusOmitted: number;
+              readonly links: readonly {
+                readonly a: string;
+                readonly b: string;
+                /** @enum {string} */
+                readonly scope: 'intra-site' | 'inter-site';
+                readonly rttUs: number;
+                /** @enum {string} */
+                readonly rttSource: 'measured' | 'estimated' | 'lan' | 'reference' | 'assumed';
+                readonly bandwidthBps: number;
+                /** @enum {string} */
+                readonly bandwidthSource: 'measured' | 'estimated' | 'lan' | 'reference' | 'assumed';
+                readonly cappedByNic: boolean;
+                /** @enum {string} */
+                readonly basis: 'host-measured' | 'site-lan' | 'site-measured' | 'coordinates' | 'default';
+                readonly measuredAt: string | null;
+                readonly ageMs: number | null;
+                readonly relayed: boolean;
+                readonly estimateError: number | null;
+              }[];
+              readonly linksOmitted: number;
+              readonly alternatives: readonly {
+                readonly nodes: readonly {
+                  readonly providerId: string;
+                  readonly hostId: string;
+                  readonly siteId: string;
+                  readonly gpus: number;
+                }[];
+                readonly sites: number;
+                readonly gpuCount: number;
+                readonly prediction: {
+                  readonly stepUs: number;
+                  readonly computeUs: number;
+                  readonly commUs: number;
+                  readonly intraHostUs: number;
+                  readonly intraSiteUs: number;
+                  readonly interSiteUs: number;
+                  readonly slowestTflops: number;
+                };
+                readonly pricePerHourMinor: string;
+                /** @enum {string} */
+                readonly lostOn:
+                  | 'slower'
+                  | 'pricier'
+                  | 'lower-score'
+                  | 'more-nodes'
+                  | 'fewer-nodes'
+                  | 'tie-break'
+                  | 'constraint'
+                  | 'ensemble';
+                readonly message: string;
+                readonly stepUsDelta: number;
+                readonly priceDeltaMinor: string;
+              }[];
+            }[];
+          }
+        | {
+            /** @constant */
+            readonly kind: 'failure';
+            /** @enum {string} */
+            readonly code: 'UnschedulableAndUnresolvable' | 'Unschedulable' | 'Error' | 'RetriesExhausted';
+            readonly allocation: string | null;
+            readonly message: string;
+            readonly reasons: readonly {
+              readonly plugin: string;
+              readonly reason: string;
+              readonly message: string;
+              readonly gpus: number | null;
+            }[];
+          };
     };
     /**
      * ports[]
@@ -1929,6 +2065,82 @@ export interface operations {
         };
       };
       /** @description no such job */
+      readonly 404: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description rate limited (Retry-After) */
+      readonly 429: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description an error (RFC 9457 problem details) */
+      readonly default: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  readonly jobExplanation: {
+    readonly parameters: {
+      readonly query?: never;
+      readonly header?: never;
+      readonly path: {
+        readonly jobId: string;
+      };
+      readonly cookie?: never;
+    };
+    readonly requestBody?: never;
+    readonly responses: {
+      /** @description the scheduler's explanation of its last attempt */
+      readonly 200: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/json': components['schemas']['PlacementExplanation'];
+        };
+      };
+      /** @description invalid request */
+      readonly 400: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description missing or invalid API key */
+      readonly 401: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description the API key lacks the `read` scope */
+      readonly 403: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description no such job, or the scheduler has not tried to place it yet */
       readonly 404: {
         headers: {
           readonly [name: string]: unknown;

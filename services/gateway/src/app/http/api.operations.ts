@@ -190,6 +190,20 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     },
   },
   {
+    operationId: 'jobExplanation',
+    method: 'get',
+    path: '/v1/jobs/{jobId}/explanation',
+    tag: 'jobs',
+    summary:
+      'Why the job is placed where it is (chosen nodes; predicted step time as compute and communication; every figure with its source and age; the best alternatives and why they lost), or why it is not placed',
+    scope: 'read',
+    params: S.JobIdParams,
+    responses: {
+      200: { description: "the scheduler's explanation of its last attempt", schema: S.JobExplanationSchema },
+      404: { description: 'no such job, or the scheduler has not tried to place it yet' },
+    },
+  },
+  {
     operationId: 'listProviders',
     method: 'get',
     path: '/v1/providers',

@@ -5,6 +5,7 @@ import {
   EntityIdSchema,
   LedgerLegSchema,
   MinorUnitsSchema,
+  PlacementExplanationSchema,
   SubnetEconomicsQuery,
   SubnetParametersSchema,
   WithdrawalSourceSchema,
@@ -128,6 +129,9 @@ export const JobStatementSchema = z
     legs: z.array(LedgerLegSchema),
   })
   .meta({ id: 'JobStatement' });
+
+/** The scheduler's explanation as it serves it (`scheduler.placement-explanation`). */
+export const JobExplanationSchema = PlacementExplanationSchema.meta({ id: 'PlacementExplanation' });
 
 export const CreateApiKeyBody = z
   .strictObject({

@@ -71,6 +71,13 @@ export class JobsController {
     return this.jobs.statement(principal, jobId);
   }
 
+  @Get(':jobId/explanation')
+  explanation(@Req() request: FastifyRequest): Promise<unknown> {
+    const principal = requireScope(request, 'read');
+    const { jobId } = parseInput(S.JobIdParams, request.params, 'path');
+    return this.jobs.explanation(principal, jobId);
+  }
+
   @Post(':jobId/cancel')
   async cancel(
     @Req() request: FastifyRequest,

@@ -3,7 +3,10 @@ import { type ModelGroup, modelGroups } from '../../assembly/groups';
 import { Collector, GangSearch, type SearchFacts } from '../../assembly/search';
 import { type ShapeLimits, shapeLimits } from '../../assembly/shape';
 import type { AssemblerPlugin } from '../../framework/plugin';
+import type { InterconnectRequirement } from '../../model/request';
 import { type Status, unschedulable } from '../../model/status';
+import { formatBps, formatUs } from '../../model/units';
+import { hostLink, type Link, meetsBounds } from '../../snapshot/network';
 
 export const GANG_ASSEMBLY = 'gang-assembly';
 export const GangAssemblyReason = {
@@ -83,10 +86,39 @@ const capacity = (ctx: AssemblyContext, hosts: readonly PoolHost[], l: ShapeLimi
   return { total, fewest };
 };
 
-const formatBps = (bps: number): string =>
-  bps >= 1e9 ? `${+(bps / 1e9).toFixed(1)} Gbit/s` : `${+(bps / 1e6).toFixed(1)} Mbit/s`;
-const formatUs = (us: number): string =>
-  us >= 1000 ? `${+(us / 1000).toFixed(2)} ms` : `${Math.round(us)} µs`;
+/**
+ * The measured pair of the pool's hosts that came closest to the bounds without meeting them
+ * (lowest RTT over an RTT bound, else highest bandwidth under a bandwidth bound), as a clause of
+ * the reason: a gang that cannot be placed says which measured figure stood in the way. Only
+ * measured pairs are looked at (a walk over the measurements, not over every pair of hosts).
+ */
+const blockingPair = (ctx: AssemblyContext, ic: InterconnectRequirement): string => {
+  const inv = ctx.inventory;
+  if (inv.hostLinks.size === 0) return inv.estimatesMeetBounds ? '' : '; no pair of them is measured yet';
+  const inPool = new Set(ctx.pool.hosts.map((h) => h.hostIndex));
+  const n = inv.hosts.length;
+  let best: { a: number; b: number; link: Link } | null = null;
+  const closer = (x: Link, y: Link): boolean =>
+    ic.maxRttUs !== null && x.rttUs !== y.rttUs ? x.rttUs < y.rttUs : x.bandwidthBps > y.bandwidthBps;
+  for (const key of inv.hostLinks.keys()) {
+    const a = Math.floor(key / n);
+    const b = key % n;
+    if (!inPool.has(a) || !inPool.has(b)) continue;
+    const link = hostLink(inv, a, b);
+    if (meetsBounds(inv, link, ic.minBandwidthBps, ic.maxRttUs)) continue;
+    if (best === null || closer(link, best.link)) best = { a, b, link };
+  }
+  if (best === null) return '';
+  const figures = [
+    ic.maxRttUs === null ? null : `${formatUs(best.link.rttUs)} RTT`,
+    ic.minBandwidthBps === null
+      ? null
+      : `${formatBps(best.link.bandwidthBps)}${best.link.bandwidthMeasured ? '' : ' (bandwidth not measured)'}`,
+  ]
+    .filter((p) => p !== null)
+    .join(', ');
+  return `; the nearest measured pair, ${inv.hosts[best.a]!.id} ↔ ${inv.hosts[best.b]!.id}, has ${figures}`;
+};
 
 const diagnose = (
   ctx: AssemblyContext,
@@ -145,7 +177,7 @@ const diagnose = (
       .join(' and ');
     return fail(
       GangAssemblyReason.InterconnectUnsatisfied,
-      `no set of nodes ${limits} of each other holds ${l.total}: the largest found holds ${facts.largestConnected}`,
+      `no set of nodes ${limits} of each other holds ${l.total}: the largest found holds ${facts.largestConnected}${blockingPair(ctx, ic)}`,
     );
   }
   return fail(GangAssemblyReason.NoGang, 'no set of nodes satisfies every constraint');

@@ -7,6 +7,7 @@ import { checkSpecFile } from '../spec/spec-files';
 import { followJob } from './follow';
 import { describeJob } from './job-view';
 import { JOB_STATUSES } from '../../api/responses';
+import { describeExplanation } from './explanation-view';
 import { readEventStream } from '../../api/sse';
 import { renderLogChunk, toLogChunk } from './live-view';
 
@@ -316,8 +317,48 @@ export const statementCommand: Command = {
   },
 };
 
+export const explainJobCommand: Command = {
+  name: 'explain',
+  summary: 'why a job is placed where it is, or why it is not placed (the scheduler’s explanation)',
+  help: help(
+    'explain <job-id> [--json]',
+    [
+      "The scheduler's explanation of its last attempt at the job: the chosen nodes; the predicted step",
+      'time split into compute and communication; every figure it used with its source (measured,',
+      'estimated, lan, reference, assumed) and its age when the scheduler decided, e.g.',
+      '`rtt 80.2 ms (measured 3 min before placing)`; and the best gangs not chosen, each with its step',
+      'time, price and why it lost. For a job not placed: the reasons. Before the first attempt: exit 4.',
+      '(`gpunet spec explain` is another thing: it says in words what a spec file asks for.)',
+    ],
+    [],
+  ),
+  async run(args, io) {
+    const { values, positionals } = parseCommandArgs(args, { json: { type: 'boolean', default: false } });
+    const id = oneJobId(positionals);
+    const client = await connect(io);
+    const explanation = await client.json('GET', `${jobPath(id)}/explanation`, 'PlacementExplanation');
+    if (values.json) {
+      printJson(io, explanation);
+      return ExitCode.Ok;
+    }
+    // Prices are in the job's asset, which the job view names.
+    const job = await client.json('GET', jobPath(id), 'Job');
+    io.out(describeExplanation(explanation, job.asset));
+    return ExitCode.Ok;
+  },
+};
+
 export const jobCommands: CommandGroup = {
   name: 'job',
   summary: 'submit, list, follow, inspect and cancel jobs (through the gateway)',
-  commands: [submitCommand, lsCommand, getCommand, logsCommand, waitCommand, cancelCommand, statementCommand],
+  commands: [
+    submitCommand,
+    lsCommand,
+    getCommand,
+    explainJobCommand,
+    logsCommand,
+    waitCommand,
+    cancelCommand,
+    statementCommand,
+  ],
 };

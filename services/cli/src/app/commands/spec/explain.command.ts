@@ -6,12 +6,13 @@ import { checkSpecFile } from './spec-files';
 
 export const explainCommand: Command = {
   name: 'explain',
-  summary: 'say in words what a spec asks for (its normalized requirement)',
+  summary: 'say in words what a spec file asks for (not where a job runs: see `gpunet job explain`)',
   help: [
     'Usage: gpunet spec explain [--json] <file>',
     '',
     'Prints the normalized requirement of each allocation in words, e.g.',
     '  "16 GPUs, NVIDIA, ≥ 80 GB each, compute ≥ 9.0, CUDA ≥ 12.2, at most 2 nodes, ≥ 100 Gbps between nodes".',
+    'Offline, from the file alone. Why a submitted job was placed where it is: `gpunet job explain <job-id>`.',
     '',
     'Options:',
     '  --json    print {file, explanation, spec} where spec is the normalized form services consume',

@@ -1,0 +1,108 @@
+import type { Database, Tx } from '@gpunet/eventing';
+import type { CoordinateRow, LinkRow, Measurements, MeasuredGpu, ProfileRow } from '../domain/measurements';
+
+/*
+ * The SQL of the measurements projection (`gpu_profiles`, `links`, `coordinates`). Every upsert
+ * keeps the newest figure (a redelivered or late older event changes nothing), so applying the
+ * consumed events in any order converges.
+ */
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** A provider's profile, unless a newer one is stored. */
+export const upsertProfile = async (tx: Tx, p: ProfileRow): Promise<void> => {
+  await tx.execute(
+    `INSERT INTO "${tx.schema}".gpu_profiles (provider_id, simulated, gpus, peers, measured_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (provider_id) DO UPDATE SET simulated = $2, gpus = $3, peers = $4, measured_at = $5, expires_at = $6
+     WHERE gpu_profiles.measured_at <= $5`,
+    [
+      p.providerId,
+      p.simulated,
+      JSON.stringify(p.gpus),
+      JSON.stringify(p.peers),
+      iso(p.measuredAtMs),
+      iso(p.expiresAtMs),
+    ],
+  );
+};
+
+/**
+ * One direction of a link, unless a newer measurement of it is stored. An RTT-only measurement
+ * keeps the direction's previous throughput while that one is live at the new measurement's time
+ * (probes transfer to one peer in several per cycle).
+ */
+export const upsertLink = async (tx: Tx, l: LinkRow): Promise<void> => {
+  await tx.execute(
+    `INSERT INTO "${tx.schema}".links (a, b, rtt_us, throughput_bps, same_site, relayed, measured_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     ON CONFLICT (a, b) DO UPDATE SET rtt_us = $3,
+       throughput_bps = COALESCE($4,
+         CASE WHEN links.expires_at > $7 AND links.relayed = $6 THEN links.throughput_bps END),
+       same_site = $5, relayed = $6, measured_at = $7, expires_at = $8
+     WHERE links.measured_at <= $7`,
+    [l.a, l.b, l.rttUs, l.throughputBps, l.sameSite, l.relayed, iso(l.measuredAtMs), iso(l.expiresAtMs)],
+  );
+};
+
+/** A host's coordinate, unless a newer fit's is stored. */
+export const upsertCoordinate = async (tx: Tx, c: CoordinateRow): Promise<void> => {
+  await tx.execute(
+    `INSERT INTO "${tx.schema}".coordinates (host_id, x, y, height, error, site_id, fitted_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     ON CONFLICT (host_id) DO UPDATE SET x = $2, y = $3, height = $4, error = $5, site_id = $6,
+       fitted_at = $7, expires_at = $8
+     WHERE coordinates.fitted_at <= $7`,
+    [c.hostId, c.x, c.y, c.height, c.error, c.siteId, iso(c.fittedAtMs), iso(c.expiresAtMs)],
+  );
+};
+
+const ms = (column: string): string => `(extract(epoch FROM ${column}) * 1000)::float8`;
+
+interface LoadedRow {
+  profiles: {
+    providerId: string;
+    simulated: boolean;
+    gpus: MeasuredGpu[];
+    peers: ProfileRow['peers'];
+    measuredAtMs: number;
+    expiresAtMs: number;
+  }[];
+  links: LinkRow[];
+  coordinates: CoordinateRow[];
+}
+
+/**
+ * Everything the projection holds for these providers — their profiles, the links between two of
+ * them, their coordinates — in one statement (one round trip per placement round, whatever the
+ * number of candidates). Expired rows come too: the snapshot mapping judges expiry at the round's
+ * time.
+ */
+export const loadMeasurements = async (
+  db: Database,
+  providerIds: readonly string[],
+): Promise<Measurements> => {
+  if (providerIds.length === 0) return { profiles: new Map(), links: [], coordinates: new Map() };
+  const s = db.schema;
+  const [row] = await db.query<LoadedRow>(
+    `SELECT
+       (SELECT coalesce(json_agg(json_build_object(
+           'providerId', provider_id, 'simulated', simulated, 'gpus', gpus, 'peers', peers,
+           'measuredAtMs', ${ms('measured_at')}, 'expiresAtMs', ${ms('expires_at')})), '[]'::json)
+          FROM "${s}".gpu_profiles WHERE provider_id = ANY($1)) AS profiles,
+       (SELECT coalesce(json_agg(json_build_object(
+           'a', a, 'b', b, 'rttUs', rtt_us, 'throughputBps', throughput_bps, 'sameSite', same_site,
+           'relayed', relayed, 'measuredAtMs', ${ms('measured_at')}, 'expiresAtMs', ${ms('expires_at')})), '[]'::json)
+          FROM "${s}".links WHERE a = ANY($1) AND b = ANY($1)) AS links,
+       (SELECT coalesce(json_agg(json_build_object(
+           'hostId', host_id, 'x', x, 'y', y, 'height', height, 'error', error, 'siteId', site_id,
+           'fittedAtMs', ${ms('fitted_at')}, 'expiresAtMs', ${ms('expires_at')})), '[]'::json)
+          FROM "${s}".coordinates WHERE host_id = ANY($1)) AS coordinates`,
+    [providerIds],
+  );
+  return {
+    profiles: new Map(row!.profiles.map((p) => [p.providerId, p])),
+    links: row!.links,
+    coordinates: new Map(row!.coordinates.map((c) => [c.hostId, c])),
+  };
+};

@@ -1,0 +1,337 @@
+import { Writable } from 'node:stream';
+import {
+  type CandidateProvider,
+  type Envelope,
+  FindCandidates,
+  GpuBenchmarked,
+  JobFunded,
+  type JobPlaced,
+  JobSubmitted,
+  LinkMeasured,
+  type InputOf,
+  type MessageDefinition,
+  NetworkCoordinatesRefitted,
+  originOf,
+  type PayloadOf,
+  prefixSubject,
+  ReserveOnEdge,
+  streamIdOf,
+} from '@gpunet/contracts';
+import { parseEnsembleSpecOrThrow } from '@gpunet/ensemble-spec';
+import { EVENTING, type EventingRuntime, serveQuery } from '@gpunet/eventing';
+import { type RunningService, runService } from '@gpunet/service-runtime';
+import { createLogger } from '@gpunet/telemetry';
+import {
+  EventCollector,
+  FakeClock,
+  type NatsTestContext,
+  type PostgresTestSchema,
+  serviceConnection,
+  useNats,
+  usePostgres,
+  waitFor,
+} from '@gpunet/testing';
+import type { Msg, Subscription } from '@nats-io/nats-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SchedulerModule } from '../src/app/scheduler.module';
+import { candidate, edgeId, fundedJob, submittedV1 } from './support/fixtures';
+
+const quiet = createLogger({
+  service: 'scheduler',
+  destination: new Writable({ write: (_chunk, _encoding, done) => done() }),
+});
+
+const T0 = '2030-01-01T00:00:00.000Z';
+const DAY = 86_400_000;
+const later = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();
+
+/**
+ * The scheduler's measurements projection on real NATS and Postgres: benchmarking's events
+ * (`gpu.benchmarked`, `link.measured`, `network.coordinates.refitted`) published on JetStream as
+ * benchmarking's outbox would, consumed into the scheduler's schema, and used by the placement of
+ * spec jobs — discovery's candidate query and the edges' reservations answered in the test.
+ */
+describe('scheduler measurements (NATS + Postgres)', () => {
+  let pg: PostgresTestSchema;
+  let nats: NatsTestContext;
+  let service: RunningService;
+  let eventing: EventingRuntime;
+  const clock = new FakeClock(T0);
+  const events = new EventCollector<Envelope>('scheduler events');
+  const subscriptions: Subscription[] = [];
+  /** Edge → GPUs discovery offers (0: retired). */
+  const offered = new Map<string, number>();
+  const held = new Set<string>();
+
+  const addEdge = (id: string, n = 2) => {
+    offered.set(id, n);
+    subscriptions.push(
+      nats.nc.subscribe(ReserveOnEdge.subject({ edgeId: id }, nats.prefix), {
+        callback: (_e: unknown, msg: Msg) => {
+          const { data } = msg.json<{ data: PayloadOf<typeof ReserveOnEdge> }>();
+          for (const g of data.gpuUuids) held.add(g);
+          msg.respond(
+            JSON.stringify({ reservationId: data.reservationId, outcome: 'accepted', reasons: [] }),
+          );
+        },
+      }),
+    );
+  };
+
+  const publish = async <D extends MessageDefinition>(def: D, data: InputOf<D>, streamId: string) => {
+    const envelope = eventing.envelopes.message(def, data, streamId, originOf(`test:${streamId}`));
+    await eventing.nats.js.publish(def.subject(undefined, nats.prefix), JSON.stringify(envelope), {
+      msgID: envelope.eventId,
+    });
+  };
+
+  const benchmarked = (providerId: string, fp16: number, measuredAt = T0) =>
+    publish(
+      GpuBenchmarked,
+      {
+        providerId,
+        requestId: `bench-${providerId.slice(1, 5)}-${fp16}`,
+        reason: 'initial',
+        simulated: false,
+        at: measuredAt,
+        profile: {
+          profileVersion: 1,
+          profileId: `profile-${providerId.slice(1, 5)}-${fp16}`,
+          kind: 'gpu',
+          runner: {
+            name: 'gpu-bench',
+            version: '1',
+            python: null,
+            torch: null,
+            backend: 'cuda 12.4',
+            threads: null,
+          },
+          measuredAt,
+          expiresAt: new Date(Date.parse(measuredAt) + 7 * DAY).toISOString(),
+          durationMs: 60_000,
+          devices: [0, 1].map((index) => ({
+            index,
+            uuid: `GPU-${providerId.slice(1, 5)}-${index}`,
+            name: 'NVIDIA H100 80GB HBM3',
+            kind: 'cuda' as const,
+            memoryBytes: 80e9,
+            matmulTflops: { fp32: 50, tf32: 350, fp16, bf16: fp16 },
+            memoryBandwidthGBps: 3000,
+            hostToDeviceGBps: 50,
+            deviceToHostGBps: 50,
+          })),
+          peers: [{ a: 0, b: 1, GBps: 350, p2p: true }],
+          notes: [],
+        },
+      },
+      streamIdOf('benchmarking-provider', providerId),
+    );
+
+  const linked = (a: string, b: string, rttUs: number) =>
+    Promise.all(
+      [
+        [a, b],
+        [b, a],
+      ].map(([x, y]) =>
+        publish(
+          LinkMeasured,
+          {
+            a: x!,
+            b: y!,
+            rttUs,
+            throughputBitsPerSecond: rttUs < 1_000 ? 9e9 : 1e9,
+            sameSite: rttUs < 1_000,
+            path: 'direct',
+            measuredAt: T0,
+            expiresAt: later(6 * 3_600_000),
+          },
+          streamIdOf('benchmarking-links', x!),
+        ),
+      ),
+    );
+
+  const spec = (yaml: string) =>
+    parseEnsembleSpecOrThrow(`apiVersion: gpunet.io/v1
+kind: Ensemble
+metadata: { name: measured }
+max_duration: 1h
+allocations:
+  main:
+    execution: { image: ghcr.io/example/train:1.0, cmd: [python, train.py] }
+${yaml}`);
+
+  const submit = async (jobId: string, gpus: number, yaml: string) => {
+    const funded = fundedJob({ jobId, tenantId: `tenant-${jobId}`, gpus });
+    await publish(JobSubmitted, { ...submittedV1(funded), spec: spec(yaml) }, streamIdOf('job', jobId));
+    await publish(JobFunded, funded, streamIdOf('job', jobId));
+  };
+
+  const ofJob = (type: string, jobId: string, also: (e: Envelope) => boolean = () => true) =>
+    events.waitFor((e) => e.type === type && (e.data as { jobId: string }).jobId === jobId && also(e), {
+      timeoutMs: 15_000,
+    });
+
+  const placedOn = async (jobId: string) =>
+    (await ofJob('job.placed', jobId)).data as PayloadOf<typeof JobPlaced>;
+
+  const rows = async (table: string) =>
+    (await pg.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${pg.schema}".${table}`)).rows[0]!.n;
+
+  beforeAll(async () => {
+    pg = await usePostgres({ label: 'scheduler_measured' });
+    nats = await useNats({ label: 'scheduler_measured' });
+    service = await runService({
+      name: 'scheduler',
+      module: ({ metrics }) =>
+        SchedulerModule.forRoot({
+          config: {
+            ...serviceConnection(pg, nats),
+            reservationDeadlineMs: 2_000,
+            holdMs: 300_000,
+            maxAttempts: 5,
+          },
+          clock,
+          metrics,
+        }),
+      handleSignals: false,
+      env: {},
+      logger: quiet,
+    });
+    eventing = service.app.get<EventingRuntime>(EVENTING);
+    subscriptions.push(
+      serveQuery(
+        FindCandidates,
+        (request) => {
+          const items: CandidateProvider[] = [...offered.entries()]
+            .filter(([id, n]) => n > 0 && !request.excludeProviders.includes(id))
+            .map(([id, n]) => candidate(id, n))
+            .map((c) => ({ ...c, gpus: c.gpus.filter((g) => !held.has(g.uuid)) }))
+            .filter((c) => c.gpus.length > 0);
+          return Promise.resolve({ items, nextCursor: null });
+        },
+        { nc: nats.nc, prefix: nats.prefix },
+      ),
+      nats.nc.subscribe(prefixSubject(nats.prefix, 'scheduler.>'), {
+        callback: (_e: unknown, msg: Msg) => events.push(msg.json<Envelope>()),
+      }),
+    );
+  });
+
+  afterAll(async () => {
+    for (const s of subscriptions) s.unsubscribe();
+    await service?.close();
+    await nats?.cleanup();
+    await pg?.drop();
+  });
+
+  it('projects benchmarking’s events, the newest figure winning, and excludes a provider measured below min_tflops', async () => {
+    const [fast, slow] = [edgeId('P'), edgeId('S')];
+    addEdge(fast);
+    addEdge(slow);
+    await benchmarked(fast, 700, later(-60_000));
+    await benchmarked(slow, 55, later(-60_000));
+    // An older profile arriving late (a redelivery) changes nothing; a third provider's profile after
+    // it, on the same stream, shows when the consumer is past it.
+    await benchmarked(fast, 1, later(-120_000));
+    await benchmarked(edgeId('Q'), 300, later(-60_000));
+    await waitFor(async () => (await rows('gpu_profiles')) === 3, {
+      timeoutMs: 10_000,
+      description: 'three profiles',
+    });
+    const fp16 = await pg.pool.query<{ provider_id: string; fp16: number }>(
+      `SELECT provider_id, (gpus->0->'tflops'->>'fp16')::float8 AS fp16 FROM "${pg.schema}".gpu_profiles ORDER BY fp16`,
+    );
+    expect(fp16.rows).toEqual([
+      { provider_id: slow, fp16: 55 },
+      { provider_id: edgeId('Q'), fp16: 300 },
+      { provider_id: fast, fp16: 700 },
+    ]);
+
+    // Four GPUs at ≥ 100 TFLOPS fp16: only the fast provider's two qualify — the job waits, saying why.
+    const needsFour = `    resources:
+      cpu: { cores: 1 }
+      ram: { size: 1GiB }
+      gpus: { count: 4, models: [H100], min_tflops: { fp16: 100 } }
+    distributed: { framework: torchrun, gpus_per_rank: 1, max_nodes: 2 }
+`;
+    await submit('job-tflops-4', 4, needsFour);
+    const queued = await ofJob(
+      'job.queued',
+      'job-tflops-4',
+      (e) => (e.data as { reason: string | null }).reason !== null,
+    );
+    const reasons = JSON.stringify(queued.data);
+    expect(reasons).toContain('GPU has 55 TFLOPS fp16 (measured), below 100');
+
+    // Two such GPUs: placed on the fast provider, never the slow one.
+    await submit('job-tflops-2', 2, needsFour.replace('count: 4', 'count: 2'));
+    const placed = await placedOn('job-tflops-2');
+    expect(placed.allocations.flatMap((a) => a.nodes.map((n) => n.providerId))).toEqual([fast]);
+    offered.set(fast, 0);
+    offered.set(slow, 0);
+  });
+
+  it('a max_rtt 20 ms gang waits across measured 80 ms links, naming the pair, and lands in the same-site group once it is measured', async () => {
+    const [far1, far2] = [edgeId('Y'), edgeId('Z')];
+    addEdge(far1);
+    addEdge(far2);
+    await linked(far1, far2, 80_000);
+    await waitFor(async () => (await rows('links')) === 2, {
+      timeoutMs: 10_000,
+      description: 'the 80 ms link',
+    });
+    const gang = `    resources:
+      cpu: { cores: 1 }
+      ram: { size: 1GiB }
+      gpus: { count: 4, models: [H100] }
+    distributed:
+      framework: torchrun
+      gpus_per_rank: 1
+      max_nodes: 2
+      interconnect: { max_rtt: 20ms }
+`;
+    await submit('job-rtt', 4, gang);
+    const queued = await ofJob(
+      'job.queued',
+      'job-rtt',
+      (e) => (e.data as { reason: string | null }).reason !== null,
+    );
+    const pair = [far1, far2].sort().join(' ↔ ');
+    expect((queued.data as { reason: string }).reason).toContain(
+      `the nearest measured pair, ${pair}, has 80 ms RTT`,
+    );
+
+    // Two providers on one LAN join; once benchmarking has measured them, the parked job lands there.
+    const [lan1, lan2] = [edgeId('L'), edgeId('M')];
+    addEdge(lan1);
+    addEdge(lan2);
+    await linked(lan1, lan2, 300);
+    await publish(
+      NetworkCoordinatesRefitted,
+      {
+        hosts: [
+          { hostId: lan1, x: 0, y: 0, height: 100, error: 0.1, siteId: lan1 },
+          { hostId: lan2, x: 100, y: 0, height: 100, error: 0.1, siteId: lan1 },
+          { hostId: far1, x: 80_000, y: 0, height: 100, error: 0.1, siteId: far1 },
+        ],
+        fittedAt: T0,
+        expiresAt: later(6 * 3_600_000),
+      },
+      streamIdOf('benchmarking', 'coordinates'),
+    );
+    const placed = await placedOn('job-rtt');
+    expect(placed.allocations.flatMap((a) => a.nodes.map((n) => n.providerId)).sort()).toEqual(
+      [lan1, lan2].sort(),
+    );
+    const sites = await pg.pool.query<{ host_id: string; site_id: string }>(
+      `SELECT host_id, site_id FROM "${pg.schema}".coordinates ORDER BY host_id`,
+    );
+    expect(sites.rows).toHaveLength(3);
+    expect(
+      sites.rows
+        .filter((r) => r.site_id === lan1)
+        .map((r) => r.host_id)
+        .sort(),
+    ).toEqual([lan1, lan2].sort());
+  });
+});
