@@ -122,3 +122,4 @@ export {
   type SmallClusterSpec,
   type SyntheticClusterSpec,
 } from './domain/synthetic/generate-cluster';
+export { type MeasuredNetworkSpec, withMeasuredNetwork } from './domain/synthetic/measured-network';
