@@ -66,6 +66,7 @@ export {
   type Inventory,
 } from './domain/snapshot/cluster-snapshot';
 export { applyPlacement, releasePlacement } from './domain/snapshot/apply-placement';
+export { type LinkUpdate, withMeasuredLinks } from './domain/snapshot/with-measured-links';
 export { hostLink, type Link, type LinkSource } from './domain/snapshot/network';
 export {
   type GangNetwork,
