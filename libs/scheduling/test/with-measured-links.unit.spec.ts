@@ -5,16 +5,19 @@ import {
   type ClusterSnapshotInput,
   createPrng,
   createSnapshot,
+  freeGpuCount,
   gangRequest,
   generateCluster,
   hostLink,
   InvalidSnapshotError,
   type LinkInput,
+  type LinkUpdate,
   schedule,
   singleGang,
   withMeasuredLinks,
   withMeasuredNetwork,
 } from '../src';
+import { maxCrossSiteBandwidthBps } from '../src/domain/snapshot/network';
 import { cluster, gpus, host, provider, site } from './fixtures';
 
 const input = withMeasuredNetwork(
@@ -135,17 +138,49 @@ describe('withMeasuredLinks', () => {
   it('keeps memoized filter results and drops what depends on links', () => {
     const s0 = createSnapshot(input);
     schedule(s0, singleGang('j', requests[1]!), { seed: 1 });
-    const kept = [...s0.inventory.memo.keys()].filter((k) => k.startsWith('eligibility:'));
+    // More GPUs than are free: the framework then asks whether an empty cluster could hold them.
+    const tooMany = gangRequest({ gpuCount: freeGpuCount(s0) + 1, maxNodes: s0.inventory.hosts.length });
+    expect(schedule(s0, singleGang('k', tooMany), { seed: 1 }).code).not.toBe('Success');
+    const keys0 = [...s0.inventory.memo.keys()];
+    const kept = keys0.filter((k) => k.startsWith('eligibility:'));
     expect(kept.length).toBeGreaterThan(0);
-    const dropped = [...s0.inventory.memo.keys()].filter(
-      (k) => !/^(eligibility:|speeds:|order:|prices$)/.test(k),
+    const dependent = keys0.filter(
+      (k) => !/^(eligibility:|speeds:|order:|prices$|max-cross-site-bandwidth$)/.test(k),
     );
-    expect(dropped).toContain('max-cross-site-bandwidth');
+    expect(dependent.length).toBeGreaterThan(0);
     const s1 = withMeasuredLinks(s0, { hostLinks: updates(s0, 1, 2) });
     const keys = [...s1.inventory.memo.keys()];
     expect(keys).toEqual(expect.arrayContaining(kept));
-    expect(keys.every((k) => /^(eligibility:|speeds:|order:|prices$)/.test(k))).toBe(true);
+    for (const k of dependent) expect(keys).not.toContain(k);
     for (const k of kept) expect(s1.inventory.memo.get(k)).toBe(s0.inventory.memo.get(k));
+  });
+
+  describe('carries the widest cross-site link over where that is exact', () => {
+    const s0 = createSnapshot(input);
+    const inv = s0.inventory;
+    const widest = maxCrossSiteBandwidthBps(inv);
+    const crossSite = (l: LinkInput) =>
+      inv.hosts[inv.hostById.get(l.a)!]!.siteIndex !== inv.hosts[inv.hostById.get(l.b)!]!.siteIndex;
+    const holder = input.network.siteLinks.find((l) => l.bandwidthBps === widest)!;
+    const other = input.network.hostLinks.find((l) => crossSite(l) && l.bandwidthBps < widest)!;
+    const inside = input.network.hostLinks.find((l) => !crossSite(l))!;
+    it.each<[string, LinkUpdate, boolean]>([
+      ['a new widest host link', { hostLinks: [{ ...other, bandwidthBps: widest * 2 }] }, true],
+      [
+        'a narrower link lowered further',
+        { hostLinks: [{ ...other, bandwidthBps: other.bandwidthBps / 2 }] },
+        true,
+      ],
+      ['a link inside a site', { hostLinks: [{ ...inside, bandwidthBps: widest * 4 }] }, true],
+      ['the widest site link lowered', { siteLinks: [{ ...holder, bandwidthBps: 1e6 }] }, false],
+    ])('%s', (_name, update, carried) => {
+      expect(holder).toBeDefined();
+      const s1 = withMeasuredLinks(s0, update);
+      expect(s1.inventory.memo.has('max-cross-site-bandwidth')).toBe(carried);
+      expect(maxCrossSiteBandwidthBps(s1.inventory)).toBe(
+        maxCrossSiteBandwidthBps(rebuilt(update.hostLinks ?? [], update.siteLinks ?? []).inventory),
+      );
+    });
   });
 
   it.each<[string, LinkInput, string]>([

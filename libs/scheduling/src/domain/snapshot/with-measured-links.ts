@@ -1,5 +1,6 @@
 import type { LinkInput } from '../model/snapshot-input';
 import { LinkTable } from './link-table';
+import { carryMaxCrossSite, maxCrossSiteAfter } from './network';
 import { type ClusterSnapshot, compileLinks, type Inventory, type MeasuredLink } from './cluster-snapshot';
 
 /** New measurements of host pairs and site pairs; each replaces what the snapshot had for its pair. */
@@ -12,7 +13,8 @@ export interface LinkUpdate {
  * Memoized values that depend on GPUs, hosts and providers only, never on links: a new
  * measurement leaves them valid. Filters judge GPUs and hosts by what they are (the interconnect
  * is the gang filters' business), so their results (`eligibility:`) stay too. Anything else —
- * values built from links, or holding the old inventory — is recomputed on first use.
+ * values built from links, or holding the old inventory — is recomputed on first use, except the
+ * widest cross-site link, which is carried over where that is exact (`maxCrossSiteAfter`).
  */
 const LINK_INDEPENDENT = ['eligibility:', 'speeds:', 'order:', 'prices'];
 
@@ -25,25 +27,21 @@ const LINK_INDEPENDENT = ['eligibility:', 'speeds:', 'order:', 'prices'];
  */
 export const withMeasuredLinks = (snapshot: ClusterSnapshot, update: LinkUpdate): ClusterSnapshot => {
   const inv = snapshot.inventory;
-  const relink = (
-    current: ReadonlyMap<number, MeasuredLink>,
-    links: readonly LinkInput[] | undefined,
-    byId: ReadonlyMap<string, number>,
-    count: number,
-    kind: 'host' | 'site',
-  ): ReadonlyMap<number, MeasuredLink> => {
-    if (links === undefined || links.length === 0) return current;
-    const compiled = new Map<number, MeasuredLink>();
-    compileLinks(compiled, links, byId, count, kind);
-    return LinkTable.with(current, compiled);
-  };
-  const hostLinks = relink(inv.hostLinks, update.hostLinks, inv.hostById, inv.hosts.length, 'host');
-  const siteLinks = relink(inv.siteLinks, update.siteLinks, inv.siteById, inv.sites.length, 'site');
-  if (hostLinks === inv.hostLinks && siteLinks === inv.siteLinks) return snapshot;
+  const hostUpdates = new Map<number, MeasuredLink>();
+  compileLinks(hostUpdates, update.hostLinks ?? [], inv.hostById, inv.hosts.length, 'host');
+  const siteUpdates = new Map<number, MeasuredLink>();
+  compileLinks(siteUpdates, update.siteLinks ?? [], inv.siteById, inv.sites.length, 'site');
+  if (hostUpdates.size === 0 && siteUpdates.size === 0) return snapshot;
+  const hostLinks = hostUpdates.size === 0 ? inv.hostLinks : LinkTable.with(inv.hostLinks, hostUpdates);
+  const siteLinks = siteUpdates.size === 0 ? inv.siteLinks : LinkTable.with(inv.siteLinks, siteUpdates);
   const memo = new Map<string, unknown>();
   for (const [key, value] of inv.memo) {
     if (LINK_INDEPENDENT.some((prefix) => key.startsWith(prefix))) memo.set(key, value);
   }
+  // The widest cross-site link bounds every search; a scan of all links for it costs more than
+  // the decision, so it is carried over when the update cannot have lowered it.
+  const widest = maxCrossSiteAfter(inv, hostUpdates, siteUpdates);
+  if (widest !== undefined) carryMaxCrossSite(memo, widest);
   const inventory: Inventory = { ...inv, hostLinks, siteLinks, memo };
   return { ...snapshot, inventory, version: snapshot.version + 1 };
 };
