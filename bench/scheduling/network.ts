@@ -24,7 +24,9 @@ import { type Distribution, distribution, peakRssMiB } from './stats';
  * - constant: what `services/scheduler/src/domain/placement-input.ts` builds while nothing is
  *   measured (its `DEFAULT_NETWORK`): every provider its own site, no links, no coordinates, 10
  *   Gbit/s NICs and LANs, 1 Gbit/s and 30 ms between providers;
- * - measured: `withMeasuredNetwork` — the generator's sites as same-site groups, measured host links
+ * - sites: the generator's own network, which the speed section uses — sites with coordinates,
+ *   measured links between some data-centre sites, no host links;
+ * - measured: `withMeasuredNetwork` of it — the generator's sites as same-site groups, measured host links
  *   (every pair inside small sites, 8 peers per host nearby and at random), relayed pairs, a fitted
  *   coordinate with its error for every host, the generator's site links.
  * Generating and compiling the snapshots is outside every timing.
@@ -103,7 +105,7 @@ export const MIN_BANDWIDTH = gangRequest({
 });
 
 export interface CaseResult {
-  readonly network: 'constant' | 'measured';
+  readonly network: NetworkKind;
   readonly gang: string;
   readonly runs: number;
   readonly coldMs: number;
@@ -126,20 +128,18 @@ export interface UpdateCost {
   readonly nextDecisionMs: Distribution;
 }
 
+export interface SnapshotSummary {
+  readonly hosts: number;
+  readonly sites: number;
+  readonly hostLinks: number;
+  readonly siteLinks: number;
+  readonly relayed: number;
+  /** Heap the compiled snapshot holds (after GC; NaN without --expose-gc), MiB. */
+  readonly heapMiB: number;
+}
+
 export interface NetworkBenchResult {
-  readonly snapshots: Readonly<
-    Record<
-      'constant' | 'measured',
-      {
-        readonly hosts: number;
-        readonly sites: number;
-        readonly hostLinks: number;
-        readonly relayed: number;
-        /** Heap the compiled snapshot holds (after GC; NaN without --expose-gc), MiB. */
-        readonly heapMiB: number;
-      }
-    >
-  >;
+  readonly snapshots: Readonly<Record<NetworkKind, SnapshotSummary>>;
   readonly cases: readonly CaseResult[];
   readonly measurement: {
     readonly rebuild: UpdateCost;
@@ -313,39 +313,46 @@ const measurementCost = (
   };
 };
 
+const NETWORKS = ['constant', 'sites', 'measured'] as const;
+export type NetworkKind = (typeof NETWORKS)[number];
+
 export const networkBench = (o: NetworkBenchOptions): NetworkBenchResult => {
   const log = o.log ?? (() => {});
   const base = generateCluster({ providers: o.providers, reservedFraction: 0.4 }, o.seed);
-  const inputs = { constant: constantNetwork(base), measured: withMeasuredNetwork(base, {}, o.seed) };
-  const h0 = heapMiB();
-  const constant = createSnapshot(inputs.constant);
-  const h1 = heapMiB();
-  const measured = createSnapshot(inputs.measured);
-  const h2 = heapMiB();
-  const summary = (input: ClusterSnapshotInput, s: ClusterSnapshot, heap: number) => ({
-    hosts: s.inventory.hosts.length,
-    sites: s.inventory.sites.length,
-    hostLinks: s.inventory.hostLinks.size,
-    relayed: input.network.hostLinks.filter((l) => l.relayed === true).length,
-    heapMiB: heap,
-  });
-  const snapshots = {
-    constant: summary(inputs.constant, constant, h1 - h0),
-    measured: summary(inputs.measured, measured, h2 - h1),
+  const inputs: Record<NetworkKind, ClusterSnapshotInput> = {
+    constant: constantNetwork(base),
+    sites: base,
+    measured: withMeasuredNetwork(base, {}, o.seed),
   };
-  log(
-    `  measured: ${snapshots.measured.hosts.toLocaleString()} hosts, ${snapshots.measured.sites.toLocaleString()} sites, ` +
-      `${snapshots.measured.hostLinks.toLocaleString()} measured host links (${snapshots.measured.relayed.toLocaleString()} relayed); ` +
-      `constant: ${snapshots.constant.sites.toLocaleString()} sites (one per provider), no links`,
-  );
+  const compiled = {} as Record<NetworkKind, ClusterSnapshot>;
+  const snapshots = {} as Record<NetworkKind, SnapshotSummary>;
+  for (const kind of NETWORKS) {
+    const before = heapMiB();
+    const s = createSnapshot(inputs[kind]);
+    compiled[kind] = s;
+    snapshots[kind] = {
+      hosts: s.inventory.hosts.length,
+      sites: s.inventory.sites.length,
+      hostLinks: s.inventory.hostLinks.size,
+      siteLinks: s.inventory.siteLinks.size,
+      relayed: inputs[kind].network.hostLinks.filter((l) => l.relayed === true).length,
+      heapMiB: heapMiB() - before,
+    };
+  }
+  for (const kind of NETWORKS) {
+    const n = snapshots[kind];
+    log(
+      `  ${kind}: ${n.hosts.toLocaleString()} hosts, ${n.sites.toLocaleString()} sites, ` +
+        `${n.hostLinks.toLocaleString()} host links (${n.relayed.toLocaleString()} relayed), ${n.siteLinks.toLocaleString()} site links`,
+    );
+  }
   const cases: CaseResult[] = [];
   for (const [label, requests] of [
     ['16 GPUs', GANG16],
     ['16 GPUs, max_rtt 20 ms', [MAX_RTT]],
     ['16 GPUs, min_bandwidth 2 Gbit/s', [MIN_BANDWIDTH]],
   ] as const) {
-    cases.push(runCase('constant', constant, label, requests, o.runs, o.seed));
-    cases.push(runCase('measured', measured, label, requests, o.runs, o.seed));
+    for (const kind of NETWORKS) cases.push(runCase(kind, compiled[kind], label, requests, o.runs, o.seed));
   }
-  return { snapshots, cases, measurement: measurementCost(inputs.measured, measured, o) };
+  return { snapshots, cases, measurement: measurementCost(inputs.measured, compiled.measured, o) };
 };
