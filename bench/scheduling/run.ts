@@ -41,7 +41,7 @@ import {
 } from '@gpunet/scheduling';
 import { retimed, traceCluster, traceTasks } from './alibaba';
 import { bestFit, firstFit, gpunet, type Policy } from './policies';
-import { networkBench } from './network';
+import { networkBench, type UpdateCost } from './network';
 import { fill, simulate } from './sim';
 import { distribution, fmt, peakRssMiB, table } from './stats';
 import { GANGS, MIXED, type SizeMix, syntheticJobs } from './workload';
@@ -342,24 +342,18 @@ const network = (): void => {
   );
   const m = r.measurement;
   console.log('  one link measurement applied to the compiled snapshot:');
+  const row = (path: string, c: UpdateCost) => [
+    path,
+    c.applyMs.n,
+    c.applyMs.p50,
+    c.applyMs.p99,
+    c.nextDecisionMs.p50,
+    c.nextDecisionMs.p99,
+  ];
   table([
     ['path', 'runs', 'apply p50 ms', 'apply p99 ms', 'next decision p50 ms', 'next decision p99 ms'],
-    [
-      'createSnapshot again',
-      m.rebuild.applyMs.n,
-      m.rebuild.applyMs.p50,
-      m.rebuild.applyMs.p99,
-      m.rebuild.nextDecisionMs.p50,
-      m.rebuild.nextDecisionMs.p99,
-    ],
-    [
-      'withMeasuredLinks',
-      m.incremental.applyMs.n,
-      m.incremental.applyMs.p50,
-      m.incremental.applyMs.p99,
-      m.incremental.nextDecisionMs.p50,
-      m.incremental.nextDecisionMs.p99,
-    ],
+    row('createSnapshot again', m.rebuild),
+    row('withMeasuredLinks', m.incremental),
     ['withMeasuredLinks, chained', m.chainedApplyMs.n, m.chainedApplyMs.p50, m.chainedApplyMs.p99, '–', '–'],
   ]);
   console.log(
