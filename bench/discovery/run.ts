@@ -5,7 +5,7 @@
  *
  *   npm run bench:discovery            (or: npx tsx --expose-gc bench/discovery/run.ts [--runs N] [--shape trace])
  *
- * The inventory is the Alibaba GPU trace (../shared/traces/alibaba-gpu-v2023; Weng et al., "Beware
+ * The inventory is the Alibaba GPU trace (read from GPUNET_ALIBABA_TRACE, bench/support/alibaba-trace/README.md; Weng et al., "Beware
  * of Fragmentation: Scheduling GPU-Sharing Workloads with Fragmentation Gradient Descent", USENIX
  * ATC '23): 1,213 production GPU nodes. Assumptions (the trace has no VRAM, driver or interconnect):
  * - shape `target` (default): 10,000 hosts of 8 GPUs; each host's model is drawn with the trace's
@@ -18,7 +18,7 @@
  * - provider policies: floors by model in USDC, 20% also in subnet `research`, half allow any image,
  *   10% have night-only availability windows, continents 60% AS / 20% EU / 20% NA, 10% hold 1-4 GPUs
  *   in a reservation, 2% deregistered.
- * The query stream: the trace's GPU tasks (openb_pod_list_gpuspec33.csv: GPU count, model
+ * The query stream: the trace's GPU tasks (gpuspec33's, from the fixture: GPU count, model
  * constraints, CPU, memory; all on one host) plus scheduler-style scans, a rare model, a
  * many-filter query and an 8-GPU-per-host gang.
  *
@@ -50,6 +50,7 @@ import { loadavg } from 'node:os';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
+import { NODES_FILE, TASKS_FILE, traceCsv, traceDir } from '../support/alibaba-trace/trace';
 
 const arg = (name: string): string | undefined => {
   const i = process.argv.indexOf(`--${name}`);
@@ -60,17 +61,10 @@ const SHAPE = (arg('shape') ?? 'target') as 'target' | 'trace';
 const PROVIDERS = Number(arg('providers') ?? 10_000);
 const TARGET_P99_MS = 50;
 const REPO = resolve(import.meta.dirname, '../..');
-const TRACE = resolve(REPO, '../shared/traces/alibaba-gpu-v2023');
 
 // ------------------------------------------------------------------------------------------------
 // The trace as providers
 // ------------------------------------------------------------------------------------------------
-
-const csv = (file: string): Record<string, string>[] => {
-  const [header, ...lines] = readFileSync(join(TRACE, file), 'utf8').trim().split('\n');
-  const cols = header!.split(',');
-  return lines.map((l) => Object.fromEntries(l.split(',').map((v, i) => [cols[i]!, v])));
-};
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
@@ -178,7 +172,7 @@ const publicKeyOf = (kp: KeyPair): string => {
 const pick = <T>(items: readonly T[]): T => items[Math.floor(rnd.next() * items.length)]!;
 
 const buildProviders = (): ProviderSpec[] => {
-  const nodes = csv('openb_node_list_gpu_node.csv').map((n) => ({
+  const nodes = traceCsv(NODES_FILE).map((n) => ({
     model: n['model']!,
     gpus: Number(n['gpu']),
     cpu: Number(n['cpu_milli']),
@@ -351,7 +345,7 @@ interface Query {
 }
 
 const queryStream = (providerIds: readonly string[]): Query[] => {
-  const tasks = csv('openb_pod_list_gpuspec33.csv').filter((t) => Number(t['num_gpu']) > 0);
+  const tasks = traceCsv(TASKS_FILE).filter((t) => Number(t['num_gpu']) > 0);
   const sorted = [...providerIds].sort();
   const out: Query[] = [];
   for (let i = 0; i < RUNS; i++) {
@@ -437,6 +431,8 @@ const stats = (samples: readonly number[]) => {
 // ------------------------------------------------------------------------------------------------
 
 const main = async (): Promise<void> => {
+  const where = traceDir();
+  if ('missing' in where) throw new Error(`bench:discovery needs the Alibaba trace: ${where.missing}`);
   const prefix = `bench_discovery_${Date.now().toString(36)}`;
   const schema = prefix;
   const nats = await connect({ servers: natsUrl() });

@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import {
   type ClusterSnapshotInput,
   createPrng,
@@ -9,6 +7,7 @@ import {
   type ProviderInput,
   type SiteInput,
 } from '@gpunet/scheduling';
+import { NODES_FILE, TASKS_FILE, traceCsv } from '../support/alibaba-trace/trace';
 import type { SimTask } from './sim';
 
 /**
@@ -22,22 +21,13 @@ import type { SimTask } from './sim';
  * - gpunet gives whole GPUs: a task sharing a fraction of a GPU (gpu_milli < 1000) takes one GPU;
  *   CPU-only tasks (num_gpu = 0) are left out;
  * - gpu_spec lists the accepted models ('|'-separated); empty = any model.
+ * The trace is read from the folder GPUNET_ALIBABA_TRACE names (bench/support/alibaba-trace/README.md).
  */
-export const TRACE_DIR = join(import.meta.dirname, '../../../shared/traces/alibaba-gpu-v2023');
-
-const csv = (file: string): Record<string, string>[] => {
-  const [header, ...lines] = readFileSync(join(TRACE_DIR, file), 'utf8').trim().split('\n');
-  const cols = header!.split(',');
-  return lines.map((l) => {
-    const cells = l.split(',');
-    return Object.fromEntries(cols.map((c, i) => [c, cells[i] ?? '']));
-  });
-};
 
 const POD = 32;
 
 export const traceCluster = (): ClusterSnapshotInput => {
-  const nodes = csv('openb_node_list_gpu_node.csv');
+  const nodes = traceCsv(NODES_FILE);
   const sites: SiteInput[] = [];
   const providers: ProviderInput[] = nodes.map((n, i) => {
     const pod = Math.floor(i / POD);
@@ -94,9 +84,9 @@ export const traceCluster = (): ClusterSnapshotInput => {
   };
 };
 
-/** The trace's GPU tasks in trace order, at their own creation times and durations (seconds). */
-export const traceTasks = (file: string): SimTask[] =>
-  csv(file).flatMap((r) => {
+/** gpuspec33's GPU tasks in trace order, at their own creation times and durations (seconds). */
+export const traceTasks = (): SimTask[] =>
+  traceCsv(TASKS_FILE).flatMap((r) => {
     const n = Number(r.num_gpu);
     if (!(n > 0)) return [];
     const created = Number(r.creation_time);

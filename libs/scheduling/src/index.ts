@@ -79,6 +79,7 @@ export {
   type Inventory,
 } from './domain/snapshot/cluster-snapshot';
 export { applyPlacement, releasePlacement } from './domain/snapshot/apply-placement';
+export { type LinkUpdate, withMeasuredLinks } from './domain/snapshot/with-measured-links';
 export { hostLink, type Link, type LinkSource, meetsBounds } from './domain/snapshot/network';
 export {
   type GangNetwork,
@@ -135,3 +136,4 @@ export {
   type SmallClusterSpec,
   type SyntheticClusterSpec,
 } from './domain/synthetic/generate-cluster';
+export { type MeasuredNetworkSpec, withMeasuredNetwork } from './domain/synthetic/measured-network';

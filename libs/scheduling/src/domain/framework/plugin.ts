@@ -24,8 +24,9 @@ export type GpuPredicate = (gpu: CompiledGpu, host: CompiledHost, provider: Comp
  * (no VRAM minimum, say), so it costs nothing then.
  *
  * Filters judge static facts only — the inventory and the request's requirement fields, never the
- * free/reserved state (the framework owns that) — so their results are memoized per request shape.
- * A rejecting status should be built once per request, not per GPU.
+ * free/reserved state (the framework owns that), nor links (the interconnect gang filter owns
+ * those) — so their results are memoized per request shape, and kept when `withMeasuredLinks`
+ * brings new measurements. A rejecting status should be built once per request, not per GPU.
  */
 export interface FilterPlugin {
   readonly name: string;

@@ -138,6 +138,37 @@ const positive = (n: number, what: string): number => {
   return n;
 };
 
+/**
+ * Adds measured links to `into` (a later link of a pair replaces an earlier one), keyed by
+ * `pairKey` over `byId`'s indices; throws `InvalidSnapshotError` naming the link and the field.
+ */
+export const compileLinks = (
+  into: Map<number, StoredLink>,
+  links: readonly LinkInput[],
+  byId: ReadonlyMap<string, number>,
+  count: number,
+  kind: 'host' | 'site',
+): void => {
+  for (const l of links) {
+    const a = byId.get(l.a);
+    const b = byId.get(l.b);
+    if (a === undefined || b === undefined) {
+      throw new InvalidSnapshotError(`${kind} link ${l.a}–${l.b} names an unknown ${kind}`);
+    }
+    positive(l.bandwidthBps, `${kind} link ${l.a}–${l.b} bandwidthBps`);
+    if (!(Number.isFinite(l.rttUs) && l.rttUs >= 0)) {
+      throw new InvalidSnapshotError(`${kind} link ${l.a}–${l.b} rttUs must be a number ≥ 0`);
+    }
+    into.set(pairKey(a, b, count), {
+      bandwidthBps: l.bandwidthBps,
+      rttUs: l.rttUs,
+      bandwidthMeasured: l.bandwidthMeasured ?? true,
+      measuredAt: l.measuredAt ?? null,
+      relayed: l.relayed ?? false,
+    });
+  }
+};
+
 /** Compiles plain snapshot data; throws `InvalidSnapshotError` on malformed input. */
 export const createSnapshot = (input: ClusterSnapshotInput): ClusterSnapshot => {
   const siteById = new Map<string, number>();
@@ -234,31 +265,10 @@ export const createSnapshot = (input: ClusterSnapshotInput): ClusterSnapshot => 
     hostIndices: siteHosts[i]!,
   }));
 
-  const stored = (l: LinkInput): StoredLink => ({
-    bandwidthBps: l.bandwidthBps,
-    rttUs: l.rttUs,
-    bandwidthMeasured: l.bandwidthMeasured ?? true,
-    measuredAt: l.measuredAt ?? null,
-    relayed: l.relayed ?? false,
-  });
   const hostLinks = new Map<number, StoredLink>();
-  for (const l of input.network.hostLinks) {
-    const a = hostById.get(l.a);
-    const b = hostById.get(l.b);
-    if (a === undefined || b === undefined) {
-      throw new InvalidSnapshotError(`host link ${l.a}–${l.b} names an unknown host`);
-    }
-    hostLinks.set(pairKey(a, b, hosts.length), stored(l));
-  }
+  compileLinks(hostLinks, input.network.hostLinks, hostById, hosts.length, 'host');
   const siteLinks = new Map<number, StoredLink>();
-  for (const l of input.network.siteLinks) {
-    const a = siteById.get(l.a);
-    const b = siteById.get(l.b);
-    if (a === undefined || b === undefined) {
-      throw new InvalidSnapshotError(`site link ${l.a}–${l.b} names an unknown site`);
-    }
-    siteLinks.set(pairKey(a, b, sites.length), stored(l));
-  }
+  compileLinks(siteLinks, input.network.siteLinks, siteById, sites.length, 'site');
 
   return {
     inventory: {

@@ -96,9 +96,11 @@ export const siteLink = (inv: Inventory, a: number, b: number): Link => {
 export const siteRttUs = (inv: Inventory, a: number, b: number): number =>
   a === b ? inv.sites[a]!.lanRttUs : siteLink(inv, a, b).rttUs;
 
+const MAX_CROSS_SITE = 'max-cross-site-bandwidth';
+
 /** The most bandwidth any pair of hosts at different sites can have (bounds the wide-area ring), bits/s. */
 export const maxCrossSiteBandwidthBps = (inv: Inventory): number =>
-  memoized(inv, 'max-cross-site-bandwidth', () => {
+  memoized(inv, MAX_CROSS_SITE, () => {
     let max = inv.defaultWanBandwidthBps;
     for (const l of inv.siteLinks.values()) max = Math.max(max, l.bandwidthBps);
     const n = inv.hosts.length;
@@ -109,3 +111,34 @@ export const maxCrossSiteBandwidthBps = (inv: Inventory): number =>
     }
     return max;
   });
+
+/**
+ * `maxCrossSiteBandwidthBps` after new measurements, from the value memoized before them, without
+ * a scan of every link — or undefined (computed again on use) when `prev` has none or an update
+ * lowered a link that may have held the maximum.
+ */
+export const maxCrossSiteAfter = (
+  prev: Inventory,
+  hostUpdates: ReadonlyMap<number, MeasuredLink>,
+  siteUpdates: ReadonlyMap<number, MeasuredLink>,
+): number | undefined => {
+  let max = prev.memo.get(MAX_CROSS_SITE) as number | undefined;
+  if (max === undefined) return undefined;
+  const n = prev.hosts.length;
+  const apply = (old: MeasuredLink | undefined, next: MeasuredLink): boolean => {
+    if (old !== undefined && old.bandwidthBps >= max! && next.bandwidthBps < old.bandwidthBps) return false;
+    max = Math.max(max!, next.bandwidthBps);
+    return true;
+  };
+  for (const [key, l] of siteUpdates) if (!apply(prev.siteLinks.get(key), l)) return undefined;
+  for (const [key, l] of hostUpdates) {
+    const crossSite = prev.hosts[Math.floor(key / n)]!.siteIndex !== prev.hosts[key % n]!.siteIndex;
+    if (crossSite && !apply(prev.hostLinks.get(key), l)) return undefined;
+  }
+  return max;
+};
+
+/** Where `withMeasuredLinks` keeps the value `maxCrossSiteAfter` carried over. */
+export const carryMaxCrossSite = (memo: Map<string, unknown>, value: number): void => {
+  memo.set(MAX_CROSS_SITE, value);
+};
