@@ -4,7 +4,6 @@ import { Writable } from 'node:stream';
 import {
   type CandidateProvider,
   type Envelope,
-  FindCandidates,
   GpuBenchmarked,
   JobFunded,
   type JobPlaced,
@@ -15,12 +14,11 @@ import {
   NetworkCoordinatesRefitted,
   originOf,
   type PayloadOf,
-  prefixSubject,
   ReserveOnEdge,
   streamIdOf,
 } from '@gpunet/contracts';
 import { parseEnsembleSpecOrThrow } from '@gpunet/ensemble-spec';
-import { EVENTING, type EventingRuntime, serveQuery } from '@gpunet/eventing';
+import { EVENTING, type EventingRuntime } from '@gpunet/eventing';
 import { type RunningService, runService } from '@gpunet/service-runtime';
 import { createLogger } from '@gpunet/telemetry';
 import {
@@ -36,6 +34,7 @@ import {
 import type { Msg, Subscription } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SchedulerModule } from '../src/app/scheduler.module';
+import { serveDiscoveryAndCollect } from './support/discovery-stub';
 import { candidate, edgeId, fundedJob, submittedV1 } from './support/fixtures';
 
 const quiet = createLogger({
@@ -233,21 +232,13 @@ ${yaml}`);
     });
     eventing = service.app.get<EventingRuntime>(EVENTING);
     subscriptions.push(
-      serveQuery(
-        FindCandidates,
-        (request) => {
-          const items: CandidateProvider[] = [...offered.entries()]
-            .filter(([id, n]) => n > 0 && !request.excludeProviders.includes(id))
-            .map(([id, n]) => (sized.get(id) ?? ((c) => c))(candidate(id, n)))
-            .map((c) => ({ ...c, gpus: c.gpus.filter((g) => !held.has(g.uuid)) }))
-            .filter((c) => c.gpus.length > 0);
-          return Promise.resolve({ items, nextCursor: null });
-        },
-        { nc: nats.nc, prefix: nats.prefix },
+      ...serveDiscoveryAndCollect(
+        nats,
+        () => offered.entries(),
+        (uuid) => held.has(uuid),
+        events,
+        (id, n) => (sized.get(id) ?? ((c) => c))(candidate(id, n)),
       ),
-      nats.nc.subscribe(prefixSubject(nats.prefix, 'scheduler.>'), {
-        callback: (_e: unknown, msg: Msg) => events.push(msg.json<Envelope>()),
-      }),
     );
   });
 
