@@ -228,6 +228,22 @@ describe('measured snapshot: the network', () => {
     expect(input.network.hostLinks).toHaveLength(c.expect.length);
   });
 
+  it('a host measured faster than the default NIC gets its fastest direct transfer as its NIC', () => {
+    const input = inputOf([candidate(A1, 2), candidate(A2, 2), candidate(B, 2)], {
+      links: [
+        link(A1, A2, { rttUs: 300, sameSite: true, throughputBps: 200e9 }),
+        link(A1, B, { throughputBps: 400e9, relayed: true }),
+        link(B, A2, { throughputBps: 300e9, expiresAtMs: NOW }),
+      ],
+    });
+    expect(input.providers.map((p) => p.hosts[0]!.nicBandwidthBps)).toEqual([
+      200e9,
+      200e9,
+      // Relayed and expired transfers say nothing of B's NIC.
+      DEFAULT_NETWORK.nicBandwidthBps,
+    ]);
+  });
+
   it('merges an unordered pair once, whatever the order of its rows', () => {
     expect(pairLinks([link(B, A1), link(A1, B)], NOW)).toHaveLength(1);
     expect(pairLinks([link(B, A1), link(A1, B)], NOW)[0]).toMatchObject({ a: A1 < B ? A1 : B });

@@ -1,8 +1,9 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import {
   type CandidateProvider,
   type Envelope,
-  FindCandidates,
   GpuBenchmarked,
   JobFunded,
   type JobPlaced,
@@ -13,12 +14,11 @@ import {
   NetworkCoordinatesRefitted,
   originOf,
   type PayloadOf,
-  prefixSubject,
   ReserveOnEdge,
   streamIdOf,
 } from '@gpunet/contracts';
 import { parseEnsembleSpecOrThrow } from '@gpunet/ensemble-spec';
-import { EVENTING, type EventingRuntime, serveQuery } from '@gpunet/eventing';
+import { EVENTING, type EventingRuntime } from '@gpunet/eventing';
 import { type RunningService, runService } from '@gpunet/service-runtime';
 import { createLogger } from '@gpunet/telemetry';
 import {
@@ -34,6 +34,7 @@ import {
 import type { Msg, Subscription } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SchedulerModule } from '../src/app/scheduler.module';
+import { serveDiscoveryAndCollect } from './support/discovery-stub';
 import { candidate, edgeId, fundedJob, submittedV1 } from './support/fixtures';
 
 const quiet = createLogger({
@@ -41,6 +42,7 @@ const quiet = createLogger({
   destination: new Writable({ write: (_chunk, _encoding, done) => done() }),
 });
 
+const REPO_ROOT = join(import.meta.dirname, '..', '..', '..');
 const T0 = '2030-01-01T00:00:00.000Z';
 const DAY = 86_400_000;
 const later = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();
@@ -62,6 +64,8 @@ describe('scheduler measurements (NATS + Postgres)', () => {
   /** Edge → GPUs discovery offers (0: retired). */
   const offered = new Map<string, number>();
   const held = new Set<string>();
+  /** Edge → its candidate, when not the default one (`candidate`). */
+  const sized = new Map<string, (c: CandidateProvider) => CandidateProvider>();
 
   const addEdge = (id: string, n = 2) => {
     offered.set(id, n);
@@ -85,7 +89,7 @@ describe('scheduler measurements (NATS + Postgres)', () => {
     });
   };
 
-  const benchmarked = (providerId: string, fp16: number, measuredAt = T0) =>
+  const benchmarked = (providerId: string, fp16: number, measuredAt = T0, gpus = 2) =>
     publish(
       GpuBenchmarked,
       {
@@ -109,7 +113,7 @@ describe('scheduler measurements (NATS + Postgres)', () => {
           measuredAt,
           expiresAt: new Date(Date.parse(measuredAt) + 7 * DAY).toISOString(),
           durationMs: 60_000,
-          devices: [0, 1].map((index) => ({
+          devices: Array.from({ length: gpus }, (_, index) => ({
             index,
             uuid: `GPU-${providerId.slice(1, 5)}-${index}`,
             name: 'NVIDIA H100 80GB HBM3',
@@ -127,7 +131,7 @@ describe('scheduler measurements (NATS + Postgres)', () => {
       streamIdOf('benchmarking-provider', providerId),
     );
 
-  const linked = (a: string, b: string, rttUs: number) =>
+  const linked = (a: string, b: string, rttUs: number, throughput = rttUs < 1_000 ? 9e9 : 1e9) =>
     Promise.all(
       [
         [a, b],
@@ -139,7 +143,7 @@ describe('scheduler measurements (NATS + Postgres)', () => {
             a: x!,
             b: y!,
             rttUs,
-            throughputBitsPerSecond: rttUs < 1_000 ? 9e9 : 1e9,
+            throughputBitsPerSecond: throughput,
             sameSite: rttUs < 1_000,
             path: 'direct',
             measuredAt: T0,
@@ -166,10 +170,39 @@ ${yaml}`);
     await publish(JobFunded, funded, streamIdOf('job', jobId));
   };
 
+  /** Resolves once the projection holds the link a → b with this throughput. */
+  const projected = (a: string, b: string, throughput: number) =>
+    waitFor(
+      async () =>
+        (
+          await pg.pool.query(
+            `SELECT 1 FROM "${pg.schema}".links WHERE a = $1 AND b = $2 AND throughput_bps = $3`,
+            [a, b, throughput],
+          )
+        ).rows.length === 1,
+      { timeoutMs: 10_000, description: `${a} → ${b} projected` },
+    );
+
+  /** A job of one of docs/examples, as written. */
+  const submitExample = async (jobId: string, file: string) => {
+    const example = parseEnsembleSpecOrThrow(readFileSync(join(REPO_ROOT, file), 'utf8'));
+    const gpus = example.allocations.reduce((n, a) => n + (a.resources.gpus?.count ?? 0), 0);
+    const funded = fundedJob({ jobId, tenantId: `tenant-${jobId}`, gpus });
+    await publish(JobSubmitted, { ...submittedV1(funded), spec: example }, streamIdOf('job', jobId));
+    await publish(JobFunded, funded, streamIdOf('job', jobId));
+  };
+
   const ofJob = (type: string, jobId: string, also: (e: Envelope) => boolean = () => true) =>
-    events.waitFor((e) => e.type === type && (e.data as { jobId: string }).jobId === jobId && also(e), {
-      timeoutMs: 15_000,
-    });
+    events
+      .waitFor((e) => e.type === type && (e.data as { jobId: string }).jobId === jobId && also(e), {
+        timeoutMs: 15_000,
+      })
+      .catch((error: unknown) => {
+        const seen = events.items.filter((e) => (e.data as { jobId?: string }).jobId === jobId);
+        throw new Error(`no ${type} of ${jobId}; saw ${JSON.stringify(seen.map((e) => e.data))}`, {
+          cause: error,
+        });
+      });
 
   const placedOn = async (jobId: string) =>
     (await ofJob('job.placed', jobId)).data as PayloadOf<typeof JobPlaced>;
@@ -199,21 +232,13 @@ ${yaml}`);
     });
     eventing = service.app.get<EventingRuntime>(EVENTING);
     subscriptions.push(
-      serveQuery(
-        FindCandidates,
-        (request) => {
-          const items: CandidateProvider[] = [...offered.entries()]
-            .filter(([id, n]) => n > 0 && !request.excludeProviders.includes(id))
-            .map(([id, n]) => candidate(id, n))
-            .map((c) => ({ ...c, gpus: c.gpus.filter((g) => !held.has(g.uuid)) }))
-            .filter((c) => c.gpus.length > 0);
-          return Promise.resolve({ items, nextCursor: null });
-        },
-        { nc: nats.nc, prefix: nats.prefix },
+      ...serveDiscoveryAndCollect(
+        nats,
+        () => offered.entries(),
+        (uuid) => held.has(uuid),
+        events,
+        (id, n) => (sized.get(id) ?? ((c) => c))(candidate(id, n)),
       ),
-      nats.nc.subscribe(prefixSubject(nats.prefix, 'scheduler.>'), {
-        callback: (_e: unknown, msg: Msg) => events.push(msg.json<Envelope>()),
-      }),
     );
   });
 
@@ -333,5 +358,78 @@ ${yaml}`);
         .map((r) => r.host_id)
         .sort(),
     ).toEqual([lan1, lan2].sort());
+  });
+
+  it('example 03 waits on a measured 40 Gbit/s pair, naming it, and is placed once measured at 200; example 02 waits on 45 ms pairs', async () => {
+    // Example 03: 16 GPUs as two whole 8-GPU hosts at one site, ≥ 100 Gbps and < 2 ms between
+    // them, bf16 ≥ 600 TFLOPS. First the pair is measured at 40 Gbit/s: it waits, naming it.
+    const [x1, x2] = [edgeId('G'), edgeId('H')];
+    // The earlier tests' providers are gone. These two are H200s: the first test's job still
+    // waiting for four measured H100s takes none of them.
+    for (const id of offered.keys()) offered.set(id, 0);
+    const big = (c: CandidateProvider): CandidateProvider => ({
+      ...c,
+      cpuMillicores: 128_000,
+      memoryBytes: 2048 * 1024 ** 3,
+      gpus: c.gpus.map((g) => ({ ...g, model: 'NVIDIA H200', vramBytes: 141 * 1024 ** 3 })),
+    });
+    for (const x of [x1, x2]) {
+      sized.set(x, big);
+      addEdge(x, 8);
+      await benchmarked(x, 989, T0, 8);
+    }
+    await publish(
+      NetworkCoordinatesRefitted,
+      {
+        hosts: [x1, x2].map((hostId, i) => ({
+          hostId,
+          x: i * 100,
+          y: 0,
+          height: 50,
+          error: 0.1,
+          siteId: x1,
+        })),
+        fittedAt: T0,
+        expiresAt: later(6 * 3_600_000),
+      },
+      streamIdOf('benchmarking', 'coordinates'),
+    );
+    await linked(x1, x2, 400, 40e9);
+    await projected(x2, x1, 40e9);
+    await submitExample('job-example-03', 'docs/examples/03-h100x16-fast-fabric.yaml');
+    const slow = await ofJob(
+      'job.queued',
+      'job-example-03',
+      (e) => (e.data as { reason: string | null }).reason !== null,
+    );
+    expect((slow.data as { reason: string }).reason).toContain(
+      `the nearest measured pair, ${[x1, x2].sort().join(' ↔ ')}, has 400 µs RTT, 40 Gbit/s`,
+    );
+    // Measured again at 200 Gbit/s (newer rows): the parked job lands on both hosts.
+    await linked(x1, x2, 400, 200e9);
+    const fabric = await placedOn('job-example-03');
+    expect(fabric.allocations.flatMap((a) => a.nodes.map((n) => [n.providerId, n.gpuUuids.length]))).toEqual(
+      expect.arrayContaining([
+        [x1, 8],
+        [x2, 8],
+      ]),
+    );
+    for (const x of [x1, x2]) offered.set(x, 0);
+
+    // Example 02: 8 GPUs on 2–4 hosts, ≥ 1 Gbps and < 20 ms between them. Four 2-GPU hosts
+    // measured 45 ms apart: it waits, naming the nearest pair's figures.
+    const far = ['A', 'B', 'C', 'D'].map(edgeId);
+    for (const f of far) addEdge(f, 2);
+    for (const [i, a] of far.entries()) for (const b of far.slice(i + 1)) await linked(a, b, 45_000, 5e9);
+    await projected(far[3]!, far[2]!, 5e9);
+    await submitExample('job-example-02', 'docs/examples/02-consumer-8x8gb.yaml');
+    const distant = await ofJob(
+      'job.queued',
+      'job-example-02',
+      (e) => (e.data as { reason: string | null }).reason !== null,
+    );
+    expect((distant.data as { reason: string }).reason).toMatch(
+      /the nearest measured pair, \S+ ↔ \S+, has 45 ms RTT, 5 Gbit\/s/,
+    );
   });
 });

@@ -1,8 +1,6 @@
 import { Writable } from 'node:stream';
 import {
-  type CandidateProvider,
   type Envelope,
-  FindCandidates,
   GetPlacementExplanation,
   JobCancelled,
   JobFunded,
@@ -14,13 +12,12 @@ import {
   type MessageDefinition,
   originOf,
   type PayloadOf,
-  prefixSubject,
   ReleaseOnEdge,
   ReserveOnEdge,
   streamIdOf,
 } from '@gpunet/contracts';
 import { parseEnsembleSpecOrThrow } from '@gpunet/ensemble-spec';
-import { EVENTING, type EventingRuntime, serveQuery } from '@gpunet/eventing';
+import { EVENTING, type EventingRuntime } from '@gpunet/eventing';
 import { type RunningService, runService } from '@gpunet/service-runtime';
 import { createLogger } from '@gpunet/telemetry';
 import {
@@ -40,7 +37,8 @@ import type { PlacerLeadership } from '../src/app/placer-leadership.service';
 import { SchedulerModule } from '../src/app/scheduler.module';
 import { OPEN_JOBS, PLACEMENT_ENGINE, PLACER_LEADERSHIP } from '../src/app/scheduler.tokens';
 import type { OpenJobsRepository } from '../src/infra/open-jobs.repository';
-import { candidate, edgeId, fundedJob, submittedV1 } from './support/fixtures';
+import { serveDiscoveryAndCollect } from './support/discovery-stub';
+import { edgeId, fundedJob, submittedV1 } from './support/fixtures';
 
 type Behaviour = 'accept' | 'decline' | 'silent';
 
@@ -209,24 +207,12 @@ describe('scheduler (NATS + Postgres)', () => {
     runtime = await startReplica();
     // Discovery's candidate query: every test edge not excluded, with its free GPUs.
     subscriptions.push(
-      serveQuery(
-        FindCandidates,
-        (request) => {
-          const items: CandidateProvider[] = [...behaviour.keys()]
-            .filter((id) => !request.excludeProviders.includes(id))
-            .map((id) => candidate(id, gpus.get(id) ?? 0))
-            .map((c) => {
-              const held = new Set([...heldGpus.values()].flat());
-              return { ...c, gpus: c.gpus.filter((g) => !held.has(g.uuid)) };
-            })
-            .filter((c) => c.gpus.length > 0);
-          return Promise.resolve({ items, nextCursor: null });
-        },
-        { nc: nats.nc, prefix: nats.prefix },
+      ...serveDiscoveryAndCollect(
+        nats,
+        () => [...behaviour.keys()].map((id) => [id, gpus.get(id) ?? 0] as const),
+        (uuid) => [...heldGpus.values()].some((held) => held.includes(uuid)),
+        events,
       ),
-      nats.nc.subscribe(prefixSubject(nats.prefix, 'scheduler.>'), {
-        callback: (_e: unknown, msg: Msg) => events.push(msg.json<Envelope>()),
-      }),
     );
   });
 

@@ -204,6 +204,14 @@ export const snapshotInput = (
   const live = <T extends { readonly expiresAtMs: number }>(row: T | undefined): T | undefined =>
     row !== undefined && row.expiresAtMs > view.atMs ? row : undefined;
   const siteOf = (providerId: string): string => live(coordinates.get(providerId))?.siteId ?? providerId;
+  // Nothing reports a NIC's speed; the default caps every link of a host (network.ts), so a host
+  // measured carrying more than it (a 200 Gbit/s fabric) gets its fastest measured direct transfer
+  // instead — else no min_bandwidth above the default could ever be met, however measured.
+  const nicOf = new Map<string, number>();
+  for (const l of view.measurements.links) {
+    if (l.throughputBps === null || l.relayed || l.expiresAtMs <= view.atMs) continue;
+    for (const h of [l.a, l.b]) nicOf.set(h, Math.max(nicOf.get(h) ?? 0, l.throughputBps));
+  }
   const labels = gpuClasses.map(classLabel);
   const labelOf = (reported: string): string => {
     const words = ` ${modelWords(reported)} `;
@@ -246,7 +254,7 @@ export const snapshotInput = (
         reservedBy: heldByOther(g.uuid) ? (held.get(g.uuid) ?? null) : null,
       })),
       intraHost: intraHostLink(c.gpus, profile),
-      nicBandwidthBps: DEFAULT_NETWORK.nicBandwidthBps,
+      nicBandwidthBps: Math.max(DEFAULT_NETWORK.nicBandwidthBps, nicOf.get(c.providerId) ?? 0),
       coordinates:
         coordinate === undefined ? null : { x: coordinate.x, y: coordinate.y, height: coordinate.height },
       coordinatesError: coordinate?.error ?? null,

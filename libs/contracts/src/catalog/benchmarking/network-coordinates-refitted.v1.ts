@@ -1,20 +1,14 @@
 import { z } from 'zod';
 import { defineEvent } from '../../message';
-import { EdgeIdSchema, UtcTimestampSchema } from '../primitives';
+import { UtcTimestampSchema } from '../primitives';
 import { BenchmarkingStream } from '../streams';
+import { NetworkCoordinateSchema } from './benchmarking-network.v1';
 
-/** One host's coordinate after a refit, and the same-site group detection put it in. */
-export const RefittedCoordinateSchema = z.strictObject({
-  hostId: EdgeIdSchema,
-  /** Vivaldi coordinate: estimated RTT(a, b) = ‖(x, y)ₐ − (x, y)_b‖ + heightₐ + height_b, µs. */
-  x: z.number(),
-  y: z.number(),
-  height: z.number().min(0),
-  /** Relative error estimate of this coordinate, 0 … 1 (Vivaldi's local error; 1 = nothing learnt yet). */
-  error: z.number().min(0),
-  /** Same-site group: hosts measured on one LAN share it (the lowest host id of the group). */
-  siteId: EdgeIdSchema,
-});
+/**
+ * One host's coordinate after a refit and the same-site group detection put it in: the network
+ * estimate's record without its `updatedAt` (the event's `fittedAt` says when).
+ */
+export const RefittedCoordinateSchema = NetworkCoordinateSchema.omit({ updatedAt: true });
 export type RefittedCoordinate = z.infer<typeof RefittedCoordinateSchema>;
 
 export const NetworkCoordinatesRefitted = defineEvent({
