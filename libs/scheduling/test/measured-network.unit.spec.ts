@@ -228,3 +228,55 @@ describe('tflops reasons name the GPU’s own figure', () => {
     expect(st.message).toBe(c.says);
   });
 });
+
+describe('a gang spans sites whose hosts are measured close, whatever the sites’ estimate', () => {
+  /** Four hosts, each its own site (no site links or coordinates: the default WAN RTT, 30 ms). */
+  const hosts = ['h0', 'h1', 'h2', 'h3'];
+  const everyPair = (rttUs: number): LinkInput[] =>
+    hosts.flatMap((a, i) => hosts.slice(i + 1).map((b) => ({ a, b, rttUs, bandwidthBps: 5e9 })));
+  const ownSites = (hostLinks: LinkInput[]) =>
+    createSnapshot({
+      ...cluster(
+        hosts.map((h, i) => provider(`p${i}`, [host(h, `s${i}`, gpus(2))])),
+        hosts.map((_, i) => site(`s${i}`)),
+      ),
+      network: {
+        ...cluster(
+          [],
+          hosts.map((_, i) => site(`s${i}`)),
+          { hostLinks, defaultWanRttUs: 30_000 },
+        ).network,
+        estimatesMeetBounds: false,
+      },
+    });
+  const eight = gangRequest({
+    gpuCount: 8,
+    maxNodes: 4,
+    gpusPerNode: { min: 2, max: 32 },
+    interconnect: { maxRttUs: 20_000, minBandwidthBps: 1e9, sameSite: false },
+  });
+
+  it.each([
+    { name: 'every pair measured at 8 ms: placed on all four', links: everyPair(8_000), placed: true },
+    { name: 'every pair measured at 300 µs: placed on all four', links: everyPair(300), placed: true },
+    { name: 'every pair measured at 45 ms: waits', links: everyPair(45_000), placed: false },
+    {
+      name: 'one pair measured at 45 ms, the rest at 8 ms: no set of four',
+      links: [
+        ...everyPair(8_000).filter((l) => !(l.a === 'h0' && l.b === 'h3')),
+        { a: 'h0', b: 'h3', rttUs: 45_000, bandwidthBps: 5e9 },
+      ],
+      placed: false,
+    },
+  ])('$name', ({ links, placed }) => {
+    const r = scheduleGang(ownSites(links), 'j', eight, { seed: 1 });
+    if (!placed) {
+      expect(r.code).not.toBe('Success');
+      return;
+    }
+    if (r.code !== 'Success') throw new Error(r.message);
+    expect(r.placement.allocations[0]!.nodes.map((n) => [n.hostId, n.gpuUuids.length]).sort()).toEqual(
+      hosts.map((h) => [h, 2]),
+    );
+  });
+});

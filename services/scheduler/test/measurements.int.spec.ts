@@ -360,7 +360,7 @@ ${yaml}`);
     ).toEqual([lan1, lan2].sort());
   });
 
-  it('example 03 waits on a measured 40 Gbit/s pair, naming it, and is placed once measured at 200; example 02 waits on 45 ms pairs', async () => {
+  it('example 03 waits on a measured 40 Gbit/s pair, naming it, and is placed once measured at 200; example 02 waits on 45 ms pairs and is placed once measured at 8 ms', async () => {
     // Example 03: 16 GPUs as two whole 8-GPU hosts at one site, ≥ 100 Gbps and < 2 ms between
     // them, bf16 ≥ 600 TFLOPS. First the pair is measured at 40 Gbit/s: it waits, naming it.
     const [x1, x2] = [edgeId('G'), edgeId('H')];
@@ -428,8 +428,17 @@ ${yaml}`);
       'job-example-02',
       (e) => (e.data as { reason: string | null }).reason !== null,
     );
-    expect((distant.data as { reason: string }).reason).toMatch(
-      /the nearest measured pair, \S+ ↔ \S+, has 45 ms RTT, 5 Gbit\/s/,
+    const nearest = /the nearest measured pair, (\S+) ↔ (\S+), has 45 ms RTT, 5 Gbit\/s/.exec(
+      (distant.data as { reason: string }).reason,
     );
+    expect(nearest?.slice(1).every((id) => far.includes(id))).toBe(true);
+
+    // Measured again at 8 ms (newer figures for the same pairs): the waiting job is tried again and
+    // lands on the four hosts, two GPUs each.
+    for (const [i, a] of far.entries()) for (const b of far.slice(i + 1)) await linked(a, b, 8_000, 5e9);
+    const near = await placedOn('job-example-02');
+    expect(
+      near.allocations.flatMap((a) => a.nodes.map((n) => [n.providerId, n.gpuUuids.length])).sort(),
+    ).toEqual(far.map((f) => [f, 2]).sort());
   });
 });

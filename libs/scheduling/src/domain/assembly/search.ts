@@ -1,5 +1,5 @@
 import { computeUs, ringUs } from '../objective/step-time';
-import { hostLink, maxCrossSiteBandwidthBps, meetsBounds, siteRttUs } from '../snapshot/network';
+import { hostLink, maxCrossSiteBandwidthBps, meetsBounds, siteRttLowerUs } from '../snapshot/network';
 import {
   type AssemblyContext,
   type CandidateGang,
@@ -270,7 +270,9 @@ export class GangSearch {
   /**
    * A beam over sets of sites: from the largest sites, add the nearest site (by the worst RTT to
    * any site already in the set) a few ways per step, keep the best `beamWidth` sets. After
-   * `BEAM_DEPTH` steps a set grows greedily, nearest first, until it holds the gang.
+   * `BEAM_DEPTH` steps a set grows greedily, nearest first, until it holds the gang. A pair of
+   * sites is as near as its closest measured host pair (`siteRttLowerUs`); `fill` then checks every
+   * chosen pair of hosts.
    */
   private crossSite(caps: Int32Array): void {
     const inv = this.ctx.inventory;
@@ -299,7 +301,7 @@ export class GangSearch {
       }
       const rttTo = prev === null ? new Float64Array(sites.length) : prev.rttTo.slice();
       for (let i = 0; i < sites.length; i++) {
-        const r = siteRttUs(inv, site, sites[i]!);
+        const r = siteRttLowerUs(inv, site, sites[i]!);
         if (r > rttTo[i]!) rttTo[i] = r;
       }
       return {
@@ -397,7 +399,7 @@ export class GangSearch {
       .slice(0, this.ctx.options.beamWidth);
     for (const seed of seeds) {
       const order = [...this.siteOrder]
-        .sort((a, b) => siteRttUs(inv, seed, a) - siteRttUs(inv, seed, b) || a - b)
+        .sort((a, b) => siteRttLowerUs(inv, seed, a) - siteRttLowerUs(inv, seed, b) || a - b)
         .flatMap((s) =>
           this.bySite
             .get(s)!
@@ -556,7 +558,7 @@ export class GangSearch {
     const gangSites = [...new Set(g.members.map((m) => m.siteIndex))];
     const near = this.siteOrder
       .filter((s) => !gangSites.includes(s))
-      .map((s) => ({ s, rtt: Math.min(...gangSites.map((gs) => siteRttUs(inv, gs, s))) }))
+      .map((s) => ({ s, rtt: Math.min(...gangSites.map((gs) => siteRttLowerUs(inv, gs, s))) }))
       .sort((a, b) => a.rtt - b.rtt || a.s - b.s)
       .slice(0, 2)
       .map((x) => x.s);

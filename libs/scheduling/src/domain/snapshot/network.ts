@@ -96,6 +96,37 @@ export const siteLink = (inv: Inventory, a: number, b: number): Link => {
 export const siteRttUs = (inv: Inventory, a: number, b: number): number =>
   a === b ? inv.sites[a]!.lanRttUs : siteLink(inv, a, b).rttUs;
 
+const CROSS_SITE_HOST_RTT = 'cross-site-host-rtt';
+
+/** Per pair of different sites (`sitePairKey`): the lowest RTT measured between a host of each. */
+const crossSiteHostRttUs = (inv: Inventory): ReadonlyMap<number, number> =>
+  memoized(inv, CROSS_SITE_HOST_RTT, () => {
+    const lowest = new Map<number, number>();
+    const n = inv.hosts.length;
+    for (const [key, l] of inv.hostLinks) {
+      const sa = inv.hosts[Math.floor(key / n)]!.siteIndex;
+      const sb = inv.hosts[key % n]!.siteIndex;
+      if (sa === sb) continue;
+      const pair = sitePairKey(inv, sa, sb);
+      const seen = lowest.get(pair);
+      if (seen === undefined || l.rttUs < seen) lowest.set(pair, l.rttUs);
+    }
+    return lowest;
+  });
+
+/**
+ * The lowest RTT two hosts at sites `a` and `b` may have, µs: the sites' estimate, or a measured
+ * host pair's when lower. The cross-site search picks and prunes sites by it: by the estimate
+ * alone (the default WAN RTT, with no site links or site coordinates), hosts that are each their own
+ * site and measured close together would never be joined under a `max_rtt` below that default.
+ */
+export const siteRttLowerUs = (inv: Inventory, a: number, b: number): number => {
+  const estimate = siteRttUs(inv, a, b);
+  if (a === b || inv.hostLinks.size === 0) return estimate;
+  const measured = crossSiteHostRttUs(inv).get(sitePairKey(inv, a, b));
+  return measured === undefined ? estimate : Math.min(estimate, measured);
+};
+
 const MAX_CROSS_SITE = 'max-cross-site-bandwidth';
 
 /** The most bandwidth any pair of hosts at different sites can have (bounds the wide-area ring), bits/s. */
