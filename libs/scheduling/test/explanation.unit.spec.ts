@@ -175,6 +175,46 @@ describe('alternatives: the best gangs not chosen, and the rule each lost on', (
   });
 });
 
+describe('alternatives: one per node set (host and GPUs per host), never the chosen nodes', () => {
+  /** One site; h1 and h3 hold A100s and H100s, so a gang on them has several ways to take its GPUs. */
+  const mixedHosts = cluster(
+    [
+      provider('p0', [host('h0', 'a', gpus(1))]),
+      provider('p1', [host('h1', 'a', [...gpus(2), ...gpus(2, 'H100-SXM')])]),
+      provider('p2', [host('h2', 'a', gpus(4))]),
+      provider('p3', [host('h3', 'a', [...gpus(2), ...gpus(2, 'H100-SXM')])]),
+    ],
+    [site('a')],
+  );
+  const nodeSet = (nodes: readonly { hostId: string; gpus: number }[]): string =>
+    nodes
+      .map((n) => `${n.hostId}:${n.gpus}`)
+      .sort()
+      .join(',');
+
+  it.each([
+    {
+      name: 'spread over 2 GPUs: h0 + h3 was listed twice',
+      request: { gpuCount: 2, placement: 'spread' as const },
+    },
+    {
+      name: 'spread over 3 GPUs of one model: the chosen nodes came back as an alternative',
+      request: { gpuCount: 3, placement: 'spread' as const },
+    },
+    {
+      name: 'spread over 3 GPUs of mixed models: an alternative was listed twice',
+      request: { gpuCount: 3, placement: 'spread' as const, mixedModels: true },
+    },
+  ])('$name', ({ request }) => {
+    const e = explainOne(mixedHosts, request);
+    const chosen = nodeSet(e.placement.nodes.map((n) => ({ hostId: n.hostId, gpus: n.gpuUuids.length })));
+    const sets = e.alternatives.map((a) => nodeSet(a.nodes));
+    expect(sets.length).toBeGreaterThan(0);
+    expect(new Set(sets).size, JSON.stringify(sets)).toBe(sets.length);
+    expect(sets).not.toContain(chosen);
+  });
+});
+
 describe('figures: every one the objective used, with its source and age', () => {
   it('GPUs: measured with its date, reference, or assumed when it has no figure; the slowest first', () => {
     const input = cluster(

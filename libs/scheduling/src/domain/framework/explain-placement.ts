@@ -37,8 +37,16 @@ const KEY_MEANING: Record<PlacementStrategy, readonly Exclude<LossReason, 'const
   any: ['pricier', 'slower', 'lower-score', 'more-nodes', 'tie-break'],
 };
 
-const signature = (g: CandidateGang): string =>
-  g.members.map((m, i) => `${m.hostIndex}:${g.counts[i]}`).join(',');
+/**
+ * A gang's node set: each host with its GPU count, in host order. Two gangs on the same nodes that
+ * differ only in which GPUs of a host (or in member order) are one alternative to a person.
+ */
+const nodeSet = (g: CandidateGang): string =>
+  g.members
+    .map((m, i) => [m.hostIndex, g.counts[i]!] as const)
+    .sort((a, b) => a[0] - b[0])
+    .map(([host, count]) => `${host}:${count}`)
+    .join(',');
 
 const percent = (value: number, base: number): string =>
   base > 0 ? `${value >= base ? '+' : '−'}${Math.abs(Math.round(((value - base) / base) * 100))}%` : '';
@@ -250,23 +258,29 @@ export const explainAllocation = (input: ExplainInput): AllocationExplanation =>
   const hosts = chosen.members.map((m) => m.hostIndex);
   const pairCount = (hosts.length * (hosts.length - 1)) / 2;
   const links = pairFigures(inv, hosts, MAX_LINK_FIGURES);
-  const chosenSignature = signature(chosen);
-  const seen = new Set([chosenSignature]);
-  const candidates: { gang: CandidateGang; lostOn: LossReason; message: string }[] = [];
   const ic = ctx.request.interconnect;
+  const ranked: { gang: CandidateGang; broken: string | null }[] = [];
   for (const gang of input.unconstrained) {
     const broken = violation(inv, ic, gang);
-    if (broken === null || seen.has(signature(gang))) continue;
-    seen.add(signature(gang));
-    candidates.push({ gang, lostOn: 'constraint', message: broken });
+    if (broken !== null) ranked.push({ gang, broken });
   }
-  for (const gang of input.rivals) {
-    if (seen.has(signature(gang))) continue;
-    seen.add(signature(gang));
+  for (const gang of input.rivals) ranked.push({ gang, broken: null });
+  // Best first, then one per node set (the best of duplicates); the chosen nodes are no alternative.
+  ranked.sort((x, y) => compareKeys(x.gang.key, y.gang.key));
+  const seen = new Set([nodeSet(chosen)]);
+  const candidates: { gang: CandidateGang; lostOn: LossReason; message: string }[] = [];
+  for (const { gang, broken } of ranked) {
+    if (candidates.length === MAX_ALTERNATIVES) break;
+    const nodes = nodeSet(gang);
+    if (seen.has(nodes)) continue;
+    seen.add(nodes);
+    if (broken !== null) {
+      candidates.push({ gang, lostOn: 'constraint', message: broken });
+      continue;
+    }
     const lostOn = lossOf(ctx.request.placement, gang, chosen);
     candidates.push({ gang, lostOn, message: lossMessage(lostOn, gang, chosen, input.stepTimeTolerance) });
   }
-  candidates.sort((x, y) => compareKeys(x.gang.key, y.gang.key));
   return {
     placement,
     strategy: ctx.request.placement,
@@ -275,8 +289,6 @@ export const explainAllocation = (input: ExplainInput): AllocationExplanation =>
     gpusOmitted: Math.max(0, gpus.length - MAX_GPU_FIGURES),
     links,
     linksOmitted: pairCount - links.length,
-    alternatives: candidates
-      .slice(0, MAX_ALTERNATIVES)
-      .map((c) => alternativeOf(inv, c.gang, chosen, c.lostOn, c.message)),
+    alternatives: candidates.map((c) => alternativeOf(inv, c.gang, chosen, c.lostOn, c.message)),
   };
 };

@@ -104,7 +104,10 @@ export interface AllocationExplanation {
   /** Every pair of chosen nodes, wide-area pairs and the largest RTTs first; at most `MAX_LINK_FIGURES`. */
   readonly links: readonly LinkFigure[];
   readonly linksOmitted: number;
-  /** The best gangs not chosen, best first; at most `MAX_ALTERNATIVES`. */
+  /**
+   * The best gangs not chosen, best first, one per node set (hosts and GPUs per host: the best of
+   * gangs that differ only in which GPUs of a host), never the chosen nodes; at most `MAX_ALTERNATIVES`.
+   */
   readonly alternatives: readonly Alternative[];
 }
 
