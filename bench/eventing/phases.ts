@@ -40,8 +40,8 @@ import { Controller, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { AckPolicy } from '@nats-io/jetstream';
-import pg from 'pg';
 import { z } from 'zod';
+import { removeBenchState } from '../support/bench-cleanup';
 
 const DATABASE_URL = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
 const NATS_URL = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
@@ -140,14 +140,8 @@ const writeLine = (value: unknown): Promise<void> =>
   );
 const report = (r: Record<string, unknown>) => writeLine({ phase, peakRssMb: peakRssMb(), ...r });
 
-const cleanup = async (nats: NatsHandle, schemas: string[]) => {
-  for await (const name of nats.jsm.streams.names())
-    if (name.startsWith(prefix)) await nats.jsm.streams.delete(name);
-  const client = new pg.Client({ connectionString: DATABASE_URL });
-  await client.connect();
-  for (const s of schemas) await client.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
-  await client.end();
-};
+const cleanup = (nats: NatsHandle, schemas: string[]) =>
+  removeBenchState(nats, DATABASE_URL, prefix, schemas);
 
 /** What the consuming process reports. */
 interface ConsumerResult {

@@ -15,6 +15,7 @@ import {
   withMeasuredLinks,
   withMeasuredNetwork,
 } from '@gpunet/scheduling';
+import type { ProjectionBenchResult } from './projection';
 import { type Distribution, distribution, peakRssMiB } from './stats';
 
 /**
@@ -154,18 +155,34 @@ export interface NetworkBenchResult {
 }
 
 /**
- * The scheduler's cost of applying one measurement to its projection (consuming one link
- * measurement into its Postgres tables), to stand beside the core's cost above. The projection is
- * being built in `services/scheduler`; until it exists this reports it as pending rather than a
- * figure. Replace the body with a run against the projection's consumer when it lands.
+ * The scheduler's cost of applying one measurement to its projection (its consumer upserting one
+ * `link.measured` into its Postgres tables), to stand beside the core's cost above. It needs NATS
+ * and Postgres, so the projection section (projection.ts) measures it; this takes that section's
+ * result when it ran in the same process, and otherwise says where the figure comes from.
  */
 export type ProjectionCost =
-  | { readonly status: 'pending'; readonly reason: string }
-  | { readonly status: 'measured'; readonly applyMs: Distribution };
-export const projectionConsumerCost = (): ProjectionCost => ({
-  status: 'pending',
-  reason: "services/scheduler has no projection of link measurements yet; its consumer's cost goes here",
-});
+  | { readonly status: 'not-run'; readonly reason: string }
+  | {
+      readonly status: 'measured';
+      /** Wall ms per `link.measured` over a flood, and its consumer-process CPU ms. */
+      readonly applyMs: { readonly wall: number; readonly cpu: number };
+      /** The same for the no-op consumer measured in the same run. */
+      readonly baselineMs: { readonly wall: number; readonly cpu: number };
+    };
+export const projectionConsumerCost = (measured: ProjectionBenchResult | null = null): ProjectionCost => {
+  if (measured === null)
+    return {
+      status: 'not-run',
+      reason: 'measured by the projection section (--sections projection, needs NATS and Postgres)',
+    };
+  if (measured.status === 'skipped')
+    return { status: 'not-run', reason: `projection section skipped: ${measured.reason}` };
+  const of = (consumer: 'scheduler' | 'noop') => {
+    const c = measured.apply.find((a) => a.consumer === consumer && a.event === 'link.measured')!;
+    return { wall: c.wallMsPerEvent, cpu: c.cpuMsPerEvent };
+  };
+  return { status: 'measured', applyMs: of('scheduler'), baselineMs: of('noop') };
+};
 
 const gc = (globalThis as { gc?: () => void }).gc;
 const heapMiB = (): number => {

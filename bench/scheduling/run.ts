@@ -2,7 +2,7 @@
  * bench/scheduling — the placement core's quality, speed and behaviour on real and generated
  * clusters, always next to baselines measured in the same run (so ratios hold on any machine).
  *
- *   npm run bench:scheduling [-- --sections quality,speed,network,throughput,sim,trace --quick]
+ *   npm run bench:scheduling [-- --sections quality,speed,network,projection,throughput,sim,trace --quick]
  *
  * Sections:
  * - quality     ≥ 200 small instances (≤ 40 GPUs): predicted step time against the exhaustive
@@ -12,6 +12,11 @@
  * - network     16-GPU gangs over 10,000 providers on a measured link matrix beside the constant
  *               network the scheduler assumes today (same providers, same run; also with max_rtt
  *               and min_bandwidth), and the cost of applying one link measurement (network.ts);
+ * - projection  the scheduler's own projection of benchmarking's measurements on NATS JetStream and
+ *               Postgres: one `link.measured` / `gpu.benchmarked` applied by its real consumer
+ *               (events/s, wall and CPU per event, commit latency, peak RSS) beside a no-op
+ *               consumer, and the placement round's load of it for 100–10,000 candidates beside a
+ *               bare round trip (projection.ts); skipped, saying why, without NATS or Postgres;
  * - throughput  single-node jobs (1–8 GPUs) placed and applied one after another, jobs/s;
  * - sim         a synthetic job stream on generated 1k- and 10k-provider clusters: allocation rate,
  *               queueing delay, decision latency, predicted step time;
@@ -44,14 +49,15 @@ import {
 import { traceDir } from '../support/alibaba-trace/trace';
 import { retimed, traceCluster, traceTasks } from './alibaba';
 import { bestFit, firstFit, gpunet, type Policy } from './policies';
-import { networkBench, type UpdateCost } from './network';
+import { networkBench, projectionConsumerCost, type UpdateCost } from './network';
+import { type ProjectionBenchResult, projectionBench } from './projection';
 import { fill, simulate } from './sim';
 import { distribution, fmt, peakRssMiB, table } from './stats';
 import { GANGS, MIXED, type SizeMix, syntheticJobs } from './workload';
 
 const { values } = parseArgs({
   options: {
-    sections: { type: 'string', default: 'quality,speed,network,throughput,sim,trace' },
+    sections: { type: 'string', default: 'quality,speed,network,projection,throughput,sim,trace' },
     quick: { type: 'boolean', default: false },
     load: { type: 'string', default: '1.0' },
   },
@@ -273,7 +279,37 @@ const speed = (s: ClusterSnapshot): void => {
 /** Targets of placement on a measured network: the 16-GPU gang over 10,000 providers. */
 const NETWORK_TARGET = { p50Ms: 20, p99Ms: 100 } as const;
 
-const network = (): void => {
+/**
+ * The scheduler's projection of the measurements on NATS and Postgres (projection.ts): what one
+ * `link.measured` or `gpu.benchmarked` costs its consumer, and the placement round's load of it.
+ */
+const projection = async (): Promise<ProjectionBenchResult> => {
+  console.log(
+    "\n== projection: the scheduler's measurements consumer and the per-round load, beside a no-op consumer and a bare round trip",
+  );
+  const r = await projectionBench({
+    events: quick ? 500 : 2000,
+    paced: quick ? 200 : 500,
+    rate: 250,
+    providers: quick ? 1_000 : 10_000,
+    candidates: quick ? [100, 1_000] : [100, 1_000, 10_000],
+    runs: quick ? 5 : 20,
+    log: (line) => console.log(line),
+  });
+  if (r.status === 'skipped') {
+    console.log(`  skipped: ${r.reason}`);
+  } else {
+    console.log(
+      `  peak RSS: scheduler ${fmt(r.peakRssMiB.scheduler)} MiB, no-op consumer ${fmt(r.peakRssMiB.noop)} MiB; ` +
+        `matrix ${r.matrix.providers.toLocaleString()} providers, ${r.matrix.links.toLocaleString()} directed links ` +
+        `(load average ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} CPUs)`,
+    );
+  }
+  results.projection = r;
+  return r;
+};
+
+const network = (measured: ProjectionBenchResult | null): void => {
   console.log(
     '\n== network: 16-GPU gangs on a measured link matrix beside the constant network (10,000 providers)',
   );
@@ -285,6 +321,7 @@ const network = (): void => {
     seed: 1,
     log: (line) => console.log(line),
   });
+  const projectionCost = projectionConsumerCost(measured);
   const constantOf = (gang: string) => r.cases.find((c) => c.network === 'constant' && c.gang === gang)!;
   table([
     [
@@ -361,13 +398,14 @@ const network = (): void => {
   ]);
   console.log(
     `  decisions after both paths identical: ${m.sameDecisions ? 'yes' : 'NO'}; ` +
-      `the scheduler projection's consumer: ${m.projection.status === 'pending' ? `pending (${m.projection.reason})` : 'measured'}`,
+      `the scheduler projection's consumer: ${projectionCost.status === 'measured' ? `${fmt(projectionCost.applyMs.wall)} ms wall, ${fmt(projectionCost.applyMs.cpu)} ms CPU per link.measured (no-op consumer ${fmt(projectionCost.baselineMs.wall)} / ${fmt(projectionCost.baselineMs.cpu)})` : projectionCost.reason}`,
   );
   results.network = {
     target: NETWORK_TARGET,
     targetHeld: { wall: held, cpu: holds(head.cpuMs) },
     loadAverage: loadavg(),
     ...r,
+    measurement: { ...m, projection: projectionCost },
   };
 };
 
@@ -580,7 +618,7 @@ const trace = (): void => {
   results.trace = out;
 };
 
-const main = (): void => {
+const main = async (): Promise<void> => {
   const t0 = performance.now();
   if (sections.has('quality')) quality();
   let big: ClusterSnapshot | null = null;
@@ -589,7 +627,8 @@ const main = (): void => {
     big = bigSnapshot();
   }
   if (sections.has('speed') && big !== null) speed(big);
-  if (sections.has('network')) network();
+  const measured = sections.has('projection') ? await projection() : null;
+  if (sections.has('network')) network(measured);
   if (sections.has('throughput') && big !== null) throughput(big);
   if (sections.has('sim')) sim(big);
   if (sections.has('trace')) trace();
@@ -601,4 +640,7 @@ const main = (): void => {
   console.log(`results: ${file}`);
 };
 
-main();
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
