@@ -3,7 +3,7 @@ import { durable, type EventContext } from '@gpunet/eventing';
 import { Controller, Inject } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { coordinateRowsOf, linkRowOf, profileRowOf } from '../domain/measurements';
-import { upsertCoordinate, upsertLink, upsertProfile } from '../infra/measurements.repository';
+import { upsertCoordinates, upsertLink, upsertProfile } from '../infra/measurements.repository';
 import type { PlacementEngine } from './placement.engine';
 import { PLACEMENT_ENGINE } from './scheduler.tokens';
 
@@ -41,7 +41,7 @@ export class MeasurementsHandler {
     @Payload() event: PayloadOf<typeof NetworkCoordinatesRefitted>,
     @Ctx() ctx: EventContext,
   ): Promise<void> {
-    for (const row of coordinateRowsOf(event)) await upsertCoordinate(ctx.tx, row);
+    await upsertCoordinates(ctx.tx, coordinateRowsOf(event));
     ctx.tx.onCommit(() => this.engine.capacityChanged());
   }
 }

@@ -45,15 +45,31 @@ export const upsertLink = async (tx: Tx, l: LinkRow): Promise<void> => {
   );
 };
 
-/** A host's coordinate, unless a newer fit's is stored. */
-export const upsertCoordinate = async (tx: Tx, c: CoordinateRow): Promise<void> => {
+/**
+ * A refit's coordinates in one statement (a first fit lists every host, up to 5,000), each unless
+ * a newer fit's is stored. A host listed twice keeps its last entry.
+ */
+export const upsertCoordinates = async (tx: Tx, rows: readonly CoordinateRow[]): Promise<void> => {
+  const unique = [...new Map(rows.map((c) => [c.hostId, c])).values()];
+  if (unique.length === 0) return;
   await tx.execute(
     `INSERT INTO "${tx.schema}".coordinates (host_id, x, y, height, error, site_id, fitted_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-     ON CONFLICT (host_id) DO UPDATE SET x = $2, y = $3, height = $4, error = $5, site_id = $6,
-       fitted_at = $7, expires_at = $8
-     WHERE coordinates.fitted_at <= $7`,
-    [c.hostId, c.x, c.y, c.height, c.error, c.siteId, iso(c.fittedAtMs), iso(c.expiresAtMs)],
+     SELECT * FROM unnest($1::text[], $2::float8[], $3::float8[], $4::float8[], $5::float8[], $6::text[],
+       $7::timestamptz[], $8::timestamptz[])
+     ON CONFLICT (host_id) DO UPDATE SET x = EXCLUDED.x, y = EXCLUDED.y, height = EXCLUDED.height,
+       error = EXCLUDED.error, site_id = EXCLUDED.site_id, fitted_at = EXCLUDED.fitted_at,
+       expires_at = EXCLUDED.expires_at
+     WHERE coordinates.fitted_at <= EXCLUDED.fitted_at`,
+    [
+      unique.map((c) => c.hostId),
+      unique.map((c) => c.x),
+      unique.map((c) => c.y),
+      unique.map((c) => c.height),
+      unique.map((c) => c.error),
+      unique.map((c) => c.siteId),
+      unique.map((c) => iso(c.fittedAtMs)),
+      unique.map((c) => iso(c.expiresAtMs)),
+    ],
   );
 };
 
