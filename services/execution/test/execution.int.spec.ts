@@ -7,6 +7,7 @@ import {
   JobPlaced,
   JobSubmitted,
   type MessageDefinition,
+  newEventId,
   ProviderRegistered,
   RankStatusReported,
   type PayloadOf,
@@ -101,15 +102,20 @@ describe('execution (NATS + Postgres)', () => {
     return e;
   };
 
-  const publish = async <D extends MessageDefinition>(def: D, data: PayloadOf<D>, streamId: string) => {
-    const envelope = buildEnvelope(def, data as never, { streamId });
+  const publish = async <D extends MessageDefinition>(
+    def: D,
+    data: PayloadOf<D>,
+    streamId: string,
+    init: { eventId?: string; correlationId?: string; causationId?: string } = {},
+  ) => {
+    const envelope = buildEnvelope(def, data as never, { ...init, streamId });
     await eventing.nats.js.publish(def.subject(undefined, nats.prefix), JSON.stringify(envelope), {
       msgID: envelope.eventId,
     });
     return envelope;
   };
 
-  const submit = (jobId: string, spec: NormalizedSpec) =>
+  const submit = (jobId: string, spec: NormalizedSpec, eventId?: string) =>
     publish(
       JobSubmitted,
       {
@@ -125,9 +131,11 @@ describe('execution (NATS + Postgres)', () => {
         spec,
       },
       `job-${jobId}`,
+      eventId === undefined ? {} : { eventId },
     );
 
-  const place = (jobId: string, on: readonly TestEdge[]) =>
+  /** `submission`: the submission's id when the placement follows from it (its correlation and cause). */
+  const place = (jobId: string, on: readonly TestEdge[], submission?: string) =>
     publish(
       JobPlaced,
       {
@@ -143,6 +151,7 @@ describe('execution (NATS + Postgres)', () => {
         at: clock.now().toISOString(),
       },
       `job-${jobId}`,
+      submission === undefined ? {} : { correlationId: submission, causationId: submission },
     );
 
   const event = (
@@ -224,8 +233,11 @@ describe('execution (NATS + Postgres)', () => {
 
   it('placed (before its submission) → launching → running → all exit 0 → usage, job.completed, reservations released', async () => {
     const [a, b] = [edge('A'), edge('B')];
-    await place('job-ok', [a, b]);
-    const submission = await submit('job-ok', specOf({ gpus: 2 }));
+    // As the scheduler places: the placement carries the submission's correlation, and it can reach
+    // execution before the submission does (two consumers, either may decide first).
+    const submissionId = newEventId();
+    await place('job-ok', [a, b], submissionId);
+    const submission = await submit('job-ok', specOf({ gpus: 2 }), submissionId);
     const launching = await event('job-ok', 'job.launching');
     expect(launching.data).toMatchObject({ attempt: 1, worldSize: 2, masterPort: 29500 });
     await event('job-ok', 'job.running');
@@ -245,8 +257,7 @@ describe('execution (NATS + Postgres)', () => {
     });
     expect([...a.released, ...b.released].sort()).toEqual(reservationsOf('job-ok', [a, b]).sort());
     expect(a.createdFor('job-ok') + b.createdFor('job-ok')).toBe(2);
-    // Every event of the job carries the submission's correlation (it came last: the launch keeps
-    // the stream's), and each names its cause.
+    // Every event of the job carries the submission's correlation, and each names its cause.
     const published = events.items.filter((e) => (e.data as { jobId?: string }).jobId === 'job-ok');
     expect(new Set(published.map((e) => e.correlationId))).toEqual(new Set([submission.correlationId]));
     expect(published.filter((e) => !e.causationId)).toEqual([]);
