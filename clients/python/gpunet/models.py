@@ -53,6 +53,7 @@ __all__ = [
     'SubnetEconomicsParametersMembershipOpen',
     'SubnetEconomicsParametersPricingAuction',
     'SubnetEconomicsParametersPricingFixed',
+    'SubnetEconomicsParametersTrust',
     'SubnetEconomicsProvidersItem',
     'OPERATIONS',
 ]
@@ -470,6 +471,12 @@ class SubnetEconomicsParametersMembershipAllowlist(TypedDict):
     providers: list[str]
 
 
+class SubnetEconomicsParametersTrust(TypedDict):
+    simulatedGpus: Literal['allowed', 'refused']
+    verifiedGpus: Literal['required', 'optional']
+    spotChecksPerGpuHour: float
+
+
 class SubnetEconomicsParameters(TypedDict):
     gpuClasses: list[str]
     pricing: Union[SubnetEconomicsParametersPricingFixed, SubnetEconomicsParametersPricingAuction]
@@ -480,6 +487,7 @@ class SubnetEconomicsParameters(TypedDict):
     slashing: dict[str, int]
     unbondingSeconds: int
     membership: Union[SubnetEconomicsParametersMembershipOpen, SubnetEconomicsParametersMembershipAllowlist]
+    trust: SubnetEconomicsParametersTrust
 
 
 class SubnetEconomicsProvidersItem(TypedDict):

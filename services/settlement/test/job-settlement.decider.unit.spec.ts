@@ -1,3 +1,4 @@
+import { DEFAULT_SUBNET_TRUST } from '@gpunet/contracts';
 import type { PayloadOf, JobSubmitted } from '@gpunet/contracts';
 import { given } from '@gpunet/testing';
 import { describe, expect, it } from 'vitest';
@@ -22,6 +23,7 @@ const PARAMETERS: SubnetParameters = {
   slashing: { 'host-lost': 1000 },
   unbondingSeconds: 60,
   membership: { mode: 'open' },
+  trust: DEFAULT_SUBNET_TRUST,
 };
 const SUBNET: SubnetTermsView = { subnetId: 'sub', asset: 'NTX', version: 3, parameters: PARAMETERS };
 const JOB: PayloadOf<typeof JobSubmitted> = {
@@ -100,6 +102,7 @@ describe('job settlement: escrow at submission', () => {
               platformFeeBps: 200,
               lowEscrowBps: 1000,
               slashing: { 'host-lost': 1000 },
+              trust: DEFAULT_SUBNET_TRUST,
             },
             fundedAt: AT,
           },

@@ -1,3 +1,4 @@
+import { DEFAULT_SUBNET_TRUST } from '@gpunet/contracts';
 import { describe, expect, it } from 'vitest';
 import {
   billedGpuSeconds,
@@ -18,6 +19,7 @@ const terms = (overrides: Partial<JobTerms> = {}): JobTerms => ({
   platformFeeBps: 200,
   lowEscrowBps: 1000,
   slashing: {},
+  trust: DEFAULT_SUBNET_TRUST,
   ...overrides,
 });
 

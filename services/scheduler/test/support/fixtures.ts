@@ -1,4 +1,9 @@
-import type { CandidateProvider, JobSubmittedV1, PayloadOf } from '@gpunet/contracts';
+import {
+  type CandidateProvider,
+  DEFAULT_SUBNET_TRUST,
+  type JobSubmittedV1,
+  type PayloadOf,
+} from '@gpunet/contracts';
 import type { FundedJob } from '../../src/domain/placement-input';
 
 /** A valid edge id (public user nkey shape) per letter: `edgeId('B')`. */
@@ -26,6 +31,7 @@ export const fundedJob = (init: Partial<FundedJob> = {}): FundedJob => ({
     platformFeeBps: 500,
     lowEscrowBps: 1000,
     slashing: {},
+    trust: DEFAULT_SUBNET_TRUST,
   },
   fundedAt: '2030-01-01T00:00:00.000Z',
   ...init,

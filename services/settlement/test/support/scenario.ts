@@ -1,3 +1,4 @@
+import { DEFAULT_SUBNET_TRUST } from '@gpunet/contracts';
 import {
   buildEnvelope,
   type Envelope,
@@ -90,6 +91,7 @@ const parametersArb = (mode: 'fixed' | 'auction'): fc.Arbitrary<SubnetParameters
         membership: r.allowlist
           ? { mode: 'allowlist' as const, providers: ['p1', 'p2', 'p3'] }
           : { mode: 'open' as const },
+        trust: DEFAULT_SUBNET_TRUST,
       };
     });
 

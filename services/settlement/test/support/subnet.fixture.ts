@@ -1,3 +1,4 @@
+import { DEFAULT_SUBNET_TRUST } from '@gpunet/contracts';
 import type { SubnetParameters } from '../../src/domain/job/job-settlement.decider';
 
 export const AT = '2030-01-01T00:00:00.000Z';
@@ -13,4 +14,5 @@ export const PARAMETERS: SubnetParameters = {
   slashing: { 'host-lost': 2500, 'rank-crashed': 10_000 },
   unbondingSeconds: 3600,
   membership: { mode: 'allowlist', providers: ['p1', 'p2'] },
+  trust: DEFAULT_SUBNET_TRUST,
 };

@@ -6,8 +6,10 @@ import { RunBenchmarkOnEdge } from './edge-benchmark.v1';
 import { EdgeLinksProbed } from './edge-links-probed.v1';
 import { ProbeLinksOnEdge } from './edge-probe-links.v1';
 import { GpuBenchmarked } from './gpu-benchmarked.v1';
+import { GpuVerificationChanged } from './gpu-verification-changed.v1';
 import { LinkMeasured } from './link-measured.v1';
 import { NetworkCoordinatesRefitted } from './network-coordinates-refitted.v1';
+import { ProviderChallenged } from './provider-challenged.v1';
 import { ProviderClaimMismatched } from './provider-claim-mismatched.v1';
 import { ProviderClaimVerified } from './provider-claim-verified.v1';
 import { ProviderReliabilityChanged } from './provider-reliability-changed.v1';
@@ -24,6 +26,8 @@ export const benchmarkingCatalog = [
   ProviderClaimVerified,
   ProviderClaimMismatched,
   ProviderReliabilityChanged,
+  ProviderChallenged,
+  GpuVerificationChanged,
   LinkMeasured,
   NetworkCoordinatesRefitted,
 ] as const satisfies readonly MessageDefinition[];

@@ -52,6 +52,25 @@ export { ProbeLinksOnEdge } from './edge-probe-links.v1';
 export { EdgeBenchmarkReported } from './edge-benchmark-reported.v1';
 export { EdgeLinksProbed } from './edge-links-probed.v1';
 
+// GPU challenges (ADR 0070)
+export {
+  CHALLENGE_DTYPES,
+  type ChallengeDtype,
+  ChallengeDtypeSchema,
+  type ChallengeEvidence,
+  ChallengeEvidenceSchema,
+  type ChallengeFailureKind,
+  ChallengeFailureKindSchema,
+  type ChallengeReason,
+  ChallengeReasonSchema,
+  type GpuVerificationStatus,
+  GpuVerificationStatusSchema,
+  Hex32Schema,
+} from './challenge.schemas';
+export { GpuVerificationChanged } from './gpu-verification-changed.v1';
+export { ProviderChallenged } from './provider-challenged.v1';
+export { GetProviderTrust, type ProviderTrust, ProviderTrustSchema } from './benchmarking-provider-trust.v1';
+
 // Benchmarking's decisions
 export { BenchmarkFailed } from './benchmark-failed.v1';
 export { BenchmarkRequested } from './benchmark-requested.v1';

@@ -10,6 +10,9 @@ export {
   SubnetMembershipSchema,
   SubnetParametersSchema,
   SubnetPricingSchema,
+  type SubnetTrust,
+  SubnetTrustSchema,
+  DEFAULT_SUBNET_TRUST,
 } from './subnet-parameters.schemas';
 
 // Requests through the gateway (events on the gateway's stream)

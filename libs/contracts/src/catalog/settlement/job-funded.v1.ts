@@ -10,7 +10,7 @@ import {
 } from '../primitives';
 import { SettlementStream } from '../streams';
 import { BasisPointsSchema } from './settlement.schemas';
-import { SubnetPricingSchema } from './subnet-parameters.schemas';
+import { DEFAULT_SUBNET_TRUST, SubnetPricingSchema, SubnetTrustSchema } from './subnet-parameters.schemas';
 
 /**
  * The terms a funded job is billed under: its subnet's parameters at the version it was funded
@@ -26,6 +26,8 @@ export const JobTermsSchema = z.strictObject({
   /** `escrow.low` is raised when the unaccrued escrow falls below this share of it. */
   lowEscrowBps: BasisPointsSchema,
   slashing: z.partialRecord(FaultKindSchema, BasisPointsSchema),
+  /** Whose GPUs the job may be placed on and how often they are spot-checked. */
+  trust: SubnetTrustSchema.default(DEFAULT_SUBNET_TRUST),
 });
 
 export const JobFunded = defineEvent({

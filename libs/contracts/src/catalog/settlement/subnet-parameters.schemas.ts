@@ -23,6 +23,27 @@ export const SubnetMembershipSchema = z.discriminatedUnion('mode', [
 ]);
 
 /**
+ * Whose GPUs a subnet's jobs may run on, and how often running GPUs are spot-checked (ADR 0070).
+ * Simulated GPUs are allowed only in a subnet whose asset settles no real value.
+ */
+export const SubnetTrustSchema = z.strictObject({
+  /** `allowed`: GPUs declared by simulated edges may be placed (demo and test subnets only). */
+  simulatedGpus: z.enum(['allowed', 'refused']).default('refused'),
+  /** `required`: only GPUs whose last challenge passed are placed. */
+  verifiedGpus: z.enum(['required', 'optional']).default('required'),
+  /** Challenges per GPU-hour on GPUs running the subnet's jobs (0: none). */
+  spotChecksPerGpuHour: z.number().min(0).max(60).default(1),
+});
+export type SubnetTrust = z.infer<typeof SubnetTrustSchema>;
+
+/** The trust rules of a subnet that names none. */
+export const DEFAULT_SUBNET_TRUST: SubnetTrust = {
+  simulatedGpus: 'refused',
+  verifiedGpus: 'required',
+  spotChecksPerGpuHour: 1,
+};
+
+/**
  * A subnet's rules, set by its owner. Versioned: an update applies to jobs submitted after it; a
  * job keeps the version it was funded under.
  */
@@ -46,4 +67,5 @@ export const SubnetParametersSchema = z.strictObject({
     .min(0)
     .max(90 * 24 * 3600),
   membership: SubnetMembershipSchema,
+  trust: SubnetTrustSchema.default(DEFAULT_SUBNET_TRUST),
 });

@@ -526,6 +526,27 @@ export interface components {
               readonly mode: 'allowlist';
               readonly providers: readonly string[];
             };
+        /**
+         * @default {
+         *       "simulatedGpus": "refused",
+         *       "verifiedGpus": "required",
+         *       "spotChecksPerGpuHour": 1
+         *     }
+         */
+        readonly trust?: {
+          /**
+           * @default refused
+           * @enum {string}
+           */
+          readonly simulatedGpus?: 'allowed' | 'refused';
+          /**
+           * @default required
+           * @enum {string}
+           */
+          readonly verifiedGpus?: 'required' | 'optional';
+          /** @default 1 */
+          readonly spotChecksPerGpuHour?: number;
+        };
       };
     };
     /** @description A deposit to the caller's own wallet, in minor units. */
@@ -1294,6 +1315,27 @@ export interface components {
               readonly mode: 'allowlist';
               readonly providers: readonly string[];
             };
+        /**
+         * @default {
+         *       "simulatedGpus": "refused",
+         *       "verifiedGpus": "required",
+         *       "spotChecksPerGpuHour": 1
+         *     }
+         */
+        readonly trust: {
+          /**
+           * @default refused
+           * @enum {string}
+           */
+          readonly simulatedGpus: 'allowed' | 'refused';
+          /**
+           * @default required
+           * @enum {string}
+           */
+          readonly verifiedGpus: 'required' | 'optional';
+          /** @default 1 */
+          readonly spotChecksPerGpuHour: number;
+        };
       } | null;
       readonly ownerStake: string;
       readonly treasury: string;

@@ -299,6 +299,16 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
                 },
               ],
             },
+            trust: {
+              default: { simulatedGpus: 'refused', verifiedGpus: 'required', spotChecksPerGpuHour: 1 },
+              type: 'object',
+              properties: {
+                simulatedGpus: { default: 'refused', type: 'string', enum: ['allowed', 'refused'] },
+                verifiedGpus: { default: 'required', type: 'string', enum: ['required', 'optional'] },
+                spotChecksPerGpuHour: { default: 1, type: 'number', minimum: 0, maximum: 60 },
+              },
+              additionalProperties: false,
+            },
           },
           required: [
             'gpuClasses',
@@ -1856,6 +1866,17 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
                     },
                   ],
                 },
+                trust: {
+                  default: { simulatedGpus: 'refused', verifiedGpus: 'required', spotChecksPerGpuHour: 1 },
+                  type: 'object',
+                  properties: {
+                    simulatedGpus: { default: 'refused', type: 'string', enum: ['allowed', 'refused'] },
+                    verifiedGpus: { default: 'required', type: 'string', enum: ['required', 'optional'] },
+                    spotChecksPerGpuHour: { default: 1, type: 'number', minimum: 0, maximum: 60 },
+                  },
+                  required: ['simulatedGpus', 'verifiedGpus', 'spotChecksPerGpuHour'],
+                  additionalProperties: false,
+                },
               },
               required: [
                 'gpuClasses',
@@ -1867,6 +1888,7 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
                 'slashing',
                 'unbondingSeconds',
                 'membership',
+                'trust',
               ],
               additionalProperties: false,
             },

@@ -231,6 +231,7 @@ const fundJob = (
     platformFeeBps: command.platformFeeBps,
     lowEscrowBps: command.lowEscrowBps,
     slashing: params.slashing,
+    trust: params.trust,
   };
   const budget = budgetFor(terms, job.gpus, job.maxDurationSeconds);
   if (command.available < budget.escrow)
