@@ -3,6 +3,7 @@ import { BenchmarkFailed } from './benchmark-failed.v1';
 import { BenchmarkRequested } from './benchmark-requested.v1';
 import { EdgeBenchmarkReported } from './edge-benchmark-reported.v1';
 import { RunBenchmarkOnEdge } from './edge-benchmark.v1';
+import { OpenChallengeOnEdge, RunChallengeOnEdge } from './edge-challenge.v1';
 import { EdgeLinksProbed } from './edge-links-probed.v1';
 import { ProbeLinksOnEdge } from './edge-probe-links.v1';
 import { GpuBenchmarked } from './gpu-benchmarked.v1';
@@ -18,6 +19,8 @@ import { ProviderReliabilityChanged } from './provider-reliability-changed.v1';
 export const benchmarkingCatalog = [
   RunBenchmarkOnEdge,
   ProbeLinksOnEdge,
+  RunChallengeOnEdge,
+  OpenChallengeOnEdge,
   EdgeBenchmarkReported,
   EdgeLinksProbed,
   BenchmarkRequested,

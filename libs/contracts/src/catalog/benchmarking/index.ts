@@ -67,6 +67,15 @@ export {
   GpuVerificationStatusSchema,
   Hex32Schema,
 } from './challenge.schemas';
+export {
+  type ChallengeCommitReply,
+  ChallengeCommitReplySchema,
+  ChallengeDeclineCodeSchema,
+  type ChallengeOpenReply,
+  ChallengeOpenReplySchema,
+  OpenChallengeOnEdge,
+  RunChallengeOnEdge,
+} from './edge-challenge.v1';
 export { GpuVerificationChanged } from './gpu-verification-changed.v1';
 export { ProviderChallenged } from './provider-challenged.v1';
 export { GetProviderTrust, type ProviderTrust, ProviderTrustSchema } from './benchmarking-provider-trust.v1';
