@@ -1,4 +1,4 @@
-import { FindCandidates } from '@gpunet/contracts';
+import { FindCandidates, GetProvider } from '@gpunet/contracts';
 import { seededRandom } from '@gpunet/testing';
 import { describe, expect, it } from 'vitest';
 import { CandidateIndex } from '../src/domain/candidate-index';
@@ -196,6 +196,26 @@ describe('CandidateIndex', () => {
     expect(ids(i, request('{ count: 1 }'))).toEqual(['ab', 'b']);
     expect(i.upsert(provider('a', { version: 6 }))).toBe(true);
     expect(ids(i, request('{ count: 1 }'))).toEqual(['a', 'ab', 'b']);
+  });
+
+  it('views one provider with all its GPUs, offline or reserved, and none once deregistered', () => {
+    const i = new CandidateIndex();
+    const edge = 'U'.padEnd(56, 'C');
+    i.upsert(
+      provider(edge, { status: 'offline', simulated: true, gpus: [gpu(0), gpu(1, { available: false })] }),
+    );
+    const view = i.view(edge);
+    expect(view).toMatchObject({ providerId: edge, status: 'offline', simulated: true });
+    expect(view?.gpus.map((g) => [g.uuid, g.available])).toEqual([
+      ['GPU-0', true],
+      ['GPU-1', false],
+    ]);
+    // Not a candidate (offline), still a provider; within the response contract.
+    expect(ids(i, request('{ count: 1 }'))).toEqual([]);
+    expect(GetProvider.response.parse({ provider: view })).toEqual({ provider: view });
+    expect(i.view('U'.padEnd(56, 'D'))).toBeNull();
+    i.upsert(provider(edge, { version: 2, status: 'deregistered' }));
+    expect(i.view(edge)).toBeNull();
   });
 
   it('answers within the FindCandidates response contract (discovery sends its pages unchecked)', () => {

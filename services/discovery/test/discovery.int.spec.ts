@@ -1,6 +1,7 @@
 import {
   buildEnvelope,
   FindCandidates,
+  GetProvider,
   type PayloadOf,
   type QueryRequest,
   ReservationReplySchema,
@@ -203,6 +204,31 @@ describe('discovery with three simulated edges (real NATS, Postgres and edge pro
       [rtx.edgeId],
     );
     expect(Number(offline?.offered)).toBe(0);
+    // Not a candidate any more, still a provider: the API's provider view asks for it by id.
+    const view = async (id: string) =>
+      (
+        await askQuery(
+          d.nats.nc,
+          GetProvider,
+          { providerId: id },
+          { prefix: d.nats.prefix, timeoutMs: 10_000 },
+        )
+      ).provider;
+    await waitFor(async () => (await view(rtx.edgeId))?.status === 'offline', {
+      description: 'the offline provider in the index',
+      timeoutMs: 15_000,
+    });
+    expect(await view(rtx.edgeId)).toMatchObject({
+      providerId: rtx.edgeId,
+      name: 'rtx-node',
+      simulated: true,
+      gpus: [
+        { model: 'NVIDIA GeForce RTX 4090', available: false },
+        { model: 'NVIDIA GeForce RTX 4090', available: false },
+      ],
+    });
+    expect((await view(h100.edgeId))?.gpus.filter((g) => g.available)).toHaveLength(8);
+    expect(await view('U'.padEnd(56, 'Z'))).toBeNull();
 
     rtx.resume();
     d.clock.advance(1_000);

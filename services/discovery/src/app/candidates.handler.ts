@@ -1,4 +1,11 @@
-import { DiscoveryStream, FindCandidates, providerCatalog } from '@gpunet/contracts';
+import {
+  DiscoveryStream,
+  FindCandidates,
+  GetProvider,
+  providerCatalog,
+  type QueryRequest,
+  type QueryResponse,
+} from '@gpunet/contracts';
 import { type EncodedResponse, ephemeral, EVENTING, type EventingRuntime, served } from '@gpunet/eventing';
 import { Controller, Inject } from '@nestjs/common';
 import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
@@ -11,8 +18,8 @@ import { CANDIDATES, DISCOVERY_METRICS } from './discovery.tokens';
 export const providerEvents = providerCatalog.filter((d) => d.stream === DiscoveryStream.name);
 
 /**
- * The candidate query (`q.discovery.candidates.v1`), answered from the in-memory index, and the
- * provider events that keep every replica's index fresh whoever decided them.
+ * The candidate query (`q.discovery.candidates.v1`) and the provider query
+ * (`q.discovery.provider.v1`), answered from the in-memory index, and the provider events that keep every replica's index fresh whoever decided them.
  */
 @Controller()
 export class CandidatesHandler {
@@ -34,6 +41,12 @@ export class CandidatesHandler {
     } finally {
       end();
     }
+  }
+
+  /** One provider, offline ones included (the API's `GET /v1/providers/{providerId}`). */
+  @MessagePattern(GetProvider, served({ queue: 'discovery' }))
+  provider(@Payload() request: QueryRequest<typeof GetProvider>): QueryResponse<typeof GetProvider> {
+    return { provider: this.candidates.index.view(request.providerId) };
   }
 
   // No queue group: every replica keeps its own index.

@@ -3,6 +3,7 @@ import type {
   CandidateGpu,
   CandidateProvider,
   FindCandidates,
+  ProviderView,
   QueryResponse,
 } from '@gpunet/contracts';
 import {
@@ -212,6 +213,18 @@ export class CandidateIndex {
 
   get(providerId: string): IndexedProvider | undefined {
     return this.byId.get(providerId)?.provider;
+  }
+
+  /** One provider with all its GPUs, offered or not; null when unknown or deregistered. */
+  view(providerId: string): ProviderView | null {
+    const p = this.get(providerId);
+    if (p === undefined || p.status === 'deregistered') return null;
+    const { gpus: _none, ...provider } = candidateOf(p, []);
+    return {
+      ...provider,
+      status: p.status,
+      gpus: p.gpus.map((g) => ({ ...toCandidateGpu(g), available: g.available })),
+    };
   }
 
   /** Puts a provider's row in, unless the index already holds a newer version of it. */

@@ -66,5 +66,6 @@ export {
   CandidateProviderSchema,
   FindCandidates,
 } from './discovery-candidates.v1';
+export { GetProvider, type ProviderView, ProviderViewSchema } from './discovery-provider.v1';
 
 export { providerCatalog } from './providers.messages';
