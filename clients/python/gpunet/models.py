@@ -40,9 +40,16 @@ __all__ = [
     'PlacementExplanationOutcomePlacementAllocationsItemLinksItem',
     'PlacementExplanationOutcomePlacementAllocationsItemNodesItem',
     'PlacementExplanationOutcomePlacementAllocationsItemPrediction',
+    'Provider',
+    'ProviderChallengesItem',
+    'ProviderChallengesItemEvidence',
+    'ProviderChallengesItemEvidenceFailure',
+    'ProviderGpusItem',
+    'ProviderGpusItemVerification',
     'ProviderList',
     'ProviderListItemsItem',
     'ProviderListItemsItemGpusItem',
+    'ProviderReliability',
     'Readiness',
     'Statement',
     'StatementAccount',
@@ -446,10 +453,89 @@ class ProviderListItemsItem(TypedDict):
 
 
 class ProviderList(TypedDict):
-    """Online providers with free GPUs matching the filter."""
+    """Online providers with free GPUs matching the filter; each one’s GPU verification: GET /v1/providers/{providerId}."""
 
     items: list[ProviderListItemsItem]
     nextCursor: Optional[str]
+
+
+class ProviderGpusItemVerification(TypedDict):
+    #: pending: not challenged yet; verified: its last challenge passed; unverified: a challenge failed (see `challenges`); simulated: a simulated GPU, never challenged
+    status: Literal['pending', 'verified', 'unverified', 'simulated']
+    #: when the status last changed; null: never
+    since: Optional[str]
+    #: the challenge behind the status (in `challenges` if recent)
+    challengeId: Optional[str]
+
+
+class ProviderGpusItem(TypedDict):
+    uuid: str
+    index: int
+    model: str
+    vendor: str
+    vramBytes: float
+    priceFloorMinor: Optional[str]
+    #: offered now: online, shared, whole and unreserved
+    available: bool
+    simulated: bool
+    verification: ProviderGpusItemVerification
+
+
+class ProviderReliability(TypedDict):
+    providerId: str
+    score: float
+    mismatches: int
+    verifiedRuns: int
+    failedRuns: int
+    lastVerifiedAt: Optional[str]
+    lastMismatchAt: Optional[str]
+
+
+class ProviderChallengesItemEvidenceFailure(TypedDict):
+    kind: Literal['late', 'no-answer', 'declined', 'wrong-row', 'wrong-product', 'bad-proof', 'malformed']
+    detail: str
+
+
+class ProviderChallengesItemEvidence(TypedDict):
+    seed: str
+    n: int
+    dtype: Literal['fp16', 'bf16', 'fp32']
+    claimedTflops: float
+    deadlineMs: int
+    elapsedMs: Optional[float]
+    root: Optional[str]
+    openedRows: list[int]
+    failure: Optional[ProviderChallengesItemEvidenceFailure]
+    bytesSent: int
+    bytesReceived: int
+
+
+class ProviderChallengesItem(TypedDict):
+    challengeId: str
+    reason: Literal['registration', 'idle', 'spot-check', 'manual']
+    jobId: Optional[str]
+    gpuUuid: str
+    outcome: Literal['passed', 'failed']
+    evidence: ProviderChallengesItemEvidence
+    at: str
+
+
+class Provider(TypedDict):
+    """One provider as discovery knows it, with its trust from benchmarking: each GPU's verification, its reliability and its latest challenges with their evidence."""
+
+    providerId: str
+    name: str
+    #: Declared, not detected, hardware: a simulated edge. Every GPU of it says so too.
+    simulated: bool
+    status: Literal['online', 'offline']
+    subnets: list[str]
+    asset: str
+    maxGpusPerJob: int
+    gpus: list[ProviderGpusItem]
+    #: the score placement breaks ties with, and its counts; null: benchmarking has no record yet
+    reliability: Optional[ProviderReliability]
+    #: the latest challenges (at most 20), newest first, each with its evidence: seed, size, dtype, the claimed TFLOPS the deadline came from, elapsed vs deadline on the verifier’s clock, the opened rows and the failure
+    challenges: list[ProviderChallengesItem]
 
 
 class SubnetEconomicsParametersPricingFixed(TypedDict):
@@ -531,6 +617,7 @@ OPERATIONS: dict[str, dict[str, type]] = {
     'GET /v1/jobs/{jobId}/explanation': {'200': PlacementExplanation},
     'GET /v1/jobs/{jobId}/statement': {'200': JobStatement},
     'GET /v1/providers': {'200': ProviderList},
+    'GET /v1/providers/{providerId}': {'200': Provider},
     'POST /v1/subnets': {'202': Accepted},
     'GET /v1/subnets/{subnetId}': {'200': SubnetEconomics},
     'POST /v1/subnets/{subnetId}/join': {'202': Accepted},

@@ -1,6 +1,8 @@
 import {
   AccountStatementQuery,
   FindCandidates,
+  GetProvider,
+  GetProviderTrust,
   type InputOf,
   type MessageDefinition,
   newEventId,
@@ -92,6 +94,60 @@ export class MarketService {
         })),
       })),
       nextCursor: page.nextCursor,
+    };
+  }
+
+  /**
+   * One provider as discovery knows it with its trust from benchmarking. Both are asked at once; an
+   * unknown provider is a 404 whatever benchmarking says, and a silent benchmarking is a 503: GPUs
+   * shown without their verification would read as unchallenged. A GPU benchmarking has no record
+   * of is `pending` (`simulated` on a simulated edge); discovery's inventory decides which GPUs are
+   * listed.
+   */
+  async provider(providerId: string): Promise<z.input<typeof S.ProviderSchema>> {
+    const [view, trust] = await Promise.allSettled([
+      this.upstream.ask(GetProvider, { providerId }),
+      this.upstream.ask(GetProviderTrust, { providerId }),
+    ]);
+    if (view.status === 'rejected') throw view.reason;
+    const p = view.value.provider;
+    if (p === null) throw new NotFoundError(`no provider ${providerId}`);
+    if (trust.status === 'rejected') {
+      if (!(trust.reason instanceof UpstreamUnavailableError)) throw trust.reason;
+      throw new UpstreamUnavailableError(
+        `provider ${providerId}'s verification is unavailable (benchmarking did not answer): ${trust.reason.message}`,
+        { cause: trust.reason },
+      );
+    }
+    const t = trust.value.trust;
+    const simulated = p.simulated || (t?.simulated ?? false);
+    const verification = new Map(t?.gpus.map((g) => [g.uuid, g]) ?? []);
+    return {
+      providerId: p.providerId,
+      name: p.name,
+      simulated,
+      status: p.status,
+      subnets: p.subnets,
+      asset: p.asset,
+      maxGpusPerJob: p.maxGpusPerJob,
+      gpus: p.gpus.map((g) => {
+        const v = verification.get(g.uuid);
+        return {
+          uuid: g.uuid,
+          index: g.index,
+          model: g.model,
+          vendor: g.vendor,
+          vramBytes: g.vramBytes,
+          priceFloorMinor: g.priceFloorMinor,
+          available: g.available,
+          simulated: simulated || v?.status === 'simulated',
+          verification: v
+            ? { status: v.status, since: v.since, challengeId: v.challengeId }
+            : { status: simulated ? 'simulated' : 'pending', since: null, challengeId: null },
+        };
+      }),
+      reliability: t?.reliability ?? null,
+      challenges: t?.challenges ?? [],
     };
   }
 

@@ -208,6 +208,26 @@ export interface paths {
     readonly patch?: never;
     readonly trace?: never;
   };
+  readonly '/v1/providers/{providerId}': {
+    readonly parameters: {
+      readonly query?: never;
+      readonly header?: never;
+      readonly path?: never;
+      readonly cookie?: never;
+    };
+    /**
+     * One provider, online or not: its GPUs with each one's verification status, its reliability and its latest challenges with their evidence
+     * @description Discovery's view of the provider joined with benchmarking's trust record, so a provider sees why its GPUs are unverified (a late commitment, a wrong row …). Simulated providers and each of their GPUs are labelled `simulated`. Both services are asked; if benchmarking does not answer, the request fails (503) rather than showing GPUs without their verification.
+     */
+    readonly get: operations['getProvider'];
+    readonly put?: never;
+    readonly post?: never;
+    readonly delete?: never;
+    readonly options?: never;
+    readonly head?: never;
+    readonly patch?: never;
+    readonly trace?: never;
+  };
   readonly '/v1/subnets': {
     readonly parameters: {
       readonly query?: never;
@@ -1187,7 +1207,82 @@ export interface components {
         readonly column?: number;
       }[];
     };
-    /** @description Online providers with free GPUs matching the filter. */
+    /** @description One provider as discovery knows it, with its trust from benchmarking: each GPU's verification, its reliability and its latest challenges with their evidence. */
+    readonly Provider: {
+      readonly providerId: string;
+      readonly name: string;
+      /** @description Declared, not detected, hardware: a simulated edge. Every GPU of it says so too. */
+      readonly simulated: boolean;
+      /** @enum {string} */
+      readonly status: 'online' | 'offline';
+      readonly subnets: readonly string[];
+      readonly asset: string;
+      readonly maxGpusPerJob: number;
+      readonly gpus: readonly {
+        readonly uuid: string;
+        readonly index: number;
+        readonly model: string;
+        readonly vendor: string;
+        readonly vramBytes: number;
+        readonly priceFloorMinor: string | null;
+        /** @description offered now: online, shared, whole and unreserved */
+        readonly available: boolean;
+        readonly simulated: boolean;
+        readonly verification: {
+          /**
+           * @description pending: not challenged yet; verified: its last challenge passed; unverified: a challenge failed (see `challenges`); simulated: a simulated GPU, never challenged
+           * @enum {string}
+           */
+          readonly status: 'pending' | 'verified' | 'unverified' | 'simulated';
+          /** @description when the status last changed; null: never */
+          readonly since: string | null;
+          /** @description the challenge behind the status (in `challenges` if recent) */
+          readonly challengeId: string | null;
+        };
+      }[];
+      /** @description the score placement breaks ties with, and its counts; null: benchmarking has no record yet */
+      readonly reliability: {
+        readonly providerId: string;
+        readonly score: number;
+        readonly mismatches: number;
+        readonly verifiedRuns: number;
+        readonly failedRuns: number;
+        readonly lastVerifiedAt: string | null;
+        readonly lastMismatchAt: string | null;
+      } | null;
+      /** @description the latest challenges (at most 20), newest first, each with its evidence: seed, size, dtype, the claimed TFLOPS the deadline came from, elapsed vs deadline on the verifier’s clock, the opened rows and the failure */
+      readonly challenges: readonly {
+        readonly challengeId: string;
+        /** @enum {string} */
+        readonly reason: 'registration' | 'idle' | 'spot-check' | 'manual';
+        readonly jobId: string | null;
+        readonly gpuUuid: string;
+        /** @enum {string} */
+        readonly outcome: 'passed' | 'failed';
+        readonly evidence: {
+          readonly seed: string;
+          readonly n: number;
+          /** @enum {string} */
+          readonly dtype: 'fp16' | 'bf16' | 'fp32';
+          readonly claimedTflops: number;
+          readonly deadlineMs: number;
+          readonly elapsedMs: number | null;
+          readonly root: string | null;
+          readonly openedRows: readonly number[];
+          readonly failure: {
+            /** @enum {string} */
+            readonly kind:
+              'late' | 'no-answer' | 'declined' | 'wrong-row' | 'wrong-product' | 'bad-proof' | 'malformed';
+            readonly detail: string;
+          } | null;
+          readonly bytesSent: number;
+          readonly bytesReceived: number;
+        };
+        /** Format: date-time */
+        readonly at: string;
+      }[];
+    };
+    /** @description Online providers with free GPUs matching the filter; each one’s GPU verification: GET /v1/providers/{providerId}. */
     readonly ProviderList: {
       readonly items: readonly {
         readonly providerId: string;
@@ -2268,6 +2363,91 @@ export interface operations {
       };
       /** @description rate limited (Retry-After) */
       readonly 429: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description an error (RFC 9457 problem details) */
+      readonly default: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  readonly getProvider: {
+    readonly parameters: {
+      readonly query?: never;
+      readonly header?: never;
+      readonly path: {
+        readonly providerId: string;
+      };
+      readonly cookie?: never;
+    };
+    readonly requestBody?: never;
+    readonly responses: {
+      /** @description the provider */
+      readonly 200: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/json': components['schemas']['Provider'];
+        };
+      };
+      /** @description invalid request */
+      readonly 400: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description missing or invalid API key */
+      readonly 401: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description the API key lacks the `read` scope */
+      readonly 403: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description no such provider (or it deregistered) */
+      readonly 404: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description rate limited (Retry-After) */
+      readonly 429: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description discovery or benchmarking did not answer */
+      readonly 503: {
         headers: {
           readonly [name: string]: unknown;
         };

@@ -1596,6 +1596,219 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
       additionalProperties: false,
       description: 'RFC 9457 problem details, with `code` and the fields at fault.',
     },
+    Provider: {
+      type: 'object',
+      properties: {
+        providerId: { type: 'string' },
+        name: { type: 'string' },
+        simulated: {
+          type: 'boolean',
+          description: 'Declared, not detected, hardware: a simulated edge. Every GPU of it says so too.',
+        },
+        status: { type: 'string', enum: ['online', 'offline'] },
+        subnets: { type: 'array', items: { type: 'string' } },
+        asset: { type: 'string' },
+        maxGpusPerJob: { type: 'integer', minimum: -9007199254740991, maximum: 9007199254740991 },
+        gpus: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              uuid: { type: 'string' },
+              index: { type: 'integer', minimum: -9007199254740991, maximum: 9007199254740991 },
+              model: { type: 'string' },
+              vendor: { type: 'string' },
+              vramBytes: { type: 'number' },
+              priceFloorMinor: { type: ['string', 'null'] },
+              available: {
+                type: 'boolean',
+                description: 'offered now: online, shared, whole and unreserved',
+              },
+              simulated: { type: 'boolean' },
+              verification: {
+                type: 'object',
+                properties: {
+                  status: {
+                    type: 'string',
+                    enum: ['pending', 'verified', 'unverified', 'simulated'],
+                    description:
+                      'pending: not challenged yet; verified: its last challenge passed; unverified: a challenge failed (see `challenges`); simulated: a simulated GPU, never challenged',
+                  },
+                  since: {
+                    description: 'when the status last changed; null: never',
+                    type: ['string', 'null'],
+                  },
+                  challengeId: {
+                    description: 'the challenge behind the status (in `challenges` if recent)',
+                    type: ['string', 'null'],
+                  },
+                },
+                required: ['status', 'since', 'challengeId'],
+                additionalProperties: false,
+              },
+            },
+            required: [
+              'uuid',
+              'index',
+              'model',
+              'vendor',
+              'vramBytes',
+              'priceFloorMinor',
+              'available',
+              'simulated',
+              'verification',
+            ],
+            additionalProperties: false,
+          },
+        },
+        reliability: {
+          anyOf: [
+            {
+              type: 'object',
+              properties: {
+                providerId: { type: 'string', pattern: '^U[A-Z2-7]{55}$' },
+                score: { type: 'number', minimum: 0, maximum: 1 },
+                mismatches: { type: 'integer', minimum: 0, maximum: 9007199254740991 },
+                verifiedRuns: { type: 'integer', minimum: 0, maximum: 9007199254740991 },
+                failedRuns: { type: 'integer', minimum: 0, maximum: 9007199254740991 },
+                lastVerifiedAt: {
+                  anyOf: [
+                    {
+                      type: 'string',
+                      format: 'date-time',
+                      pattern:
+                        '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z))$',
+                    },
+                    { type: 'null' },
+                  ],
+                },
+                lastMismatchAt: {
+                  anyOf: [
+                    {
+                      type: 'string',
+                      format: 'date-time',
+                      pattern:
+                        '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z))$',
+                    },
+                    { type: 'null' },
+                  ],
+                },
+              },
+              required: [
+                'providerId',
+                'score',
+                'mismatches',
+                'verifiedRuns',
+                'failedRuns',
+                'lastVerifiedAt',
+                'lastMismatchAt',
+              ],
+              additionalProperties: false,
+            },
+            { type: 'null' },
+          ],
+          description:
+            'the score placement breaks ties with, and its counts; null: benchmarking has no record yet',
+        },
+        challenges: {
+          maxItems: 20,
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              challengeId: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$' },
+              reason: { type: 'string', enum: ['registration', 'idle', 'spot-check', 'manual'] },
+              jobId: { anyOf: [{ type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$' }, { type: 'null' }] },
+              gpuUuid: { type: 'string', minLength: 1, maxLength: 128 },
+              outcome: { type: 'string', enum: ['passed', 'failed'] },
+              evidence: {
+                type: 'object',
+                properties: {
+                  seed: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+                  n: { type: 'integer', minimum: 16, maximum: 16384 },
+                  dtype: { type: 'string', enum: ['fp16', 'bf16', 'fp32'] },
+                  claimedTflops: { type: 'number', minimum: 0 },
+                  deadlineMs: { type: 'integer', minimum: 1, maximum: 9007199254740991 },
+                  elapsedMs: { anyOf: [{ type: 'number', minimum: 0 }, { type: 'null' }] },
+                  root: { anyOf: [{ type: 'string', pattern: '^[0-9a-f]{64}$' }, { type: 'null' }] },
+                  openedRows: {
+                    maxItems: 64,
+                    type: 'array',
+                    items: { type: 'integer', minimum: 0, maximum: 9007199254740991 },
+                  },
+                  failure: {
+                    anyOf: [
+                      {
+                        type: 'object',
+                        properties: {
+                          kind: {
+                            type: 'string',
+                            enum: [
+                              'late',
+                              'no-answer',
+                              'declined',
+                              'wrong-row',
+                              'wrong-product',
+                              'bad-proof',
+                              'malformed',
+                            ],
+                          },
+                          detail: { type: 'string', minLength: 1, maxLength: 1000 },
+                        },
+                        required: ['kind', 'detail'],
+                        additionalProperties: false,
+                      },
+                      { type: 'null' },
+                    ],
+                  },
+                  bytesSent: { type: 'integer', minimum: 0, maximum: 9007199254740991 },
+                  bytesReceived: { type: 'integer', minimum: 0, maximum: 9007199254740991 },
+                },
+                required: [
+                  'seed',
+                  'n',
+                  'dtype',
+                  'claimedTflops',
+                  'deadlineMs',
+                  'elapsedMs',
+                  'root',
+                  'openedRows',
+                  'failure',
+                  'bytesSent',
+                  'bytesReceived',
+                ],
+                additionalProperties: false,
+              },
+              at: {
+                type: 'string',
+                format: 'date-time',
+                pattern:
+                  '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z))$',
+              },
+            },
+            required: ['challengeId', 'reason', 'jobId', 'gpuUuid', 'outcome', 'evidence', 'at'],
+            additionalProperties: false,
+          },
+          description:
+            'the latest challenges (at most 20), newest first, each with its evidence: seed, size, dtype, the claimed TFLOPS the deadline came from, elapsed vs deadline on the verifier’s clock, the opened rows and the failure',
+        },
+      },
+      required: [
+        'providerId',
+        'name',
+        'simulated',
+        'status',
+        'subnets',
+        'asset',
+        'maxGpusPerJob',
+        'gpus',
+        'reliability',
+        'challenges',
+      ],
+      additionalProperties: false,
+      description:
+        "One provider as discovery knows it, with its trust from benchmarking: each GPU's verification, its reliability and its latest challenges with their evidence.",
+    },
     ProviderList: {
       type: 'object',
       properties: {
@@ -1633,7 +1846,8 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
       },
       required: ['items', 'nextCursor'],
       additionalProperties: false,
-      description: 'Online providers with free GPUs matching the filter.',
+      description:
+        'Online providers with free GPUs matching the filter; each one’s GPU verification: GET /v1/providers/{providerId}.',
     },
     Ram: {
       type: 'object',

@@ -214,6 +214,26 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     responses: { 200: { description: 'a page of providers', schema: S.ProviderListSchema } },
   },
   {
+    operationId: 'getProvider',
+    method: 'get',
+    path: '/v1/providers/{providerId}',
+    tag: 'providers',
+    summary:
+      "One provider, online or not: its GPUs with each one's verification status, its reliability and its latest challenges with their evidence",
+    description:
+      "Discovery's view of the provider joined with benchmarking's trust record, so a provider sees why its " +
+      'GPUs are unverified (a late commitment, a wrong row …). Simulated providers and each of their GPUs are ' +
+      'labelled `simulated`. Both services are asked; if benchmarking does not answer, the request fails (503) ' +
+      'rather than showing GPUs without their verification.',
+    scope: 'read',
+    params: S.ProviderIdParams,
+    responses: {
+      200: { description: 'the provider', schema: S.ProviderSchema },
+      404: { description: 'no such provider (or it deregistered)' },
+      503: { description: 'discovery or benchmarking did not answer' },
+    },
+  },
+  {
     operationId: 'createSubnet',
     method: 'post',
     path: '/v1/subnets',

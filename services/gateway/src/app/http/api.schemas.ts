@@ -2,10 +2,15 @@ import {
   AccountBalanceSchema,
   AccountIdSchema,
   AssetSchema,
+  EdgeIdSchema,
   EntityIdSchema,
+  GpuVerificationStatusSchema,
   LedgerLegSchema,
   MinorUnitsSchema,
   PlacementExplanationSchema,
+  ProviderTrustSchema,
+  ProviderViewSchema,
+  ReliabilitySchema,
   SubnetEconomicsQuery,
   SubnetParametersSchema,
   WithdrawalSourceSchema,
@@ -205,7 +210,66 @@ export const ProviderListSchema = z
     ),
     nextCursor: z.string().nullable(),
   })
-  .meta({ id: 'ProviderList', description: 'Online providers with free GPUs matching the filter.' });
+  .meta({
+    id: 'ProviderList',
+    description:
+      'Online providers with free GPUs matching the filter; each one’s GPU verification: GET /v1/providers/{providerId}.',
+  });
+
+export const ProviderIdParams = z.strictObject({ providerId: EdgeIdSchema });
+
+export const ProviderSchema = z
+  .object({
+    providerId: z.string(),
+    name: z.string(),
+    simulated: z.boolean().meta({
+      description: 'Declared, not detected, hardware: a simulated edge. Every GPU of it says so too.',
+    }),
+    status: ProviderViewSchema.shape.status,
+    subnets: z.array(z.string()),
+    asset: z.string(),
+    maxGpusPerJob: z.int(),
+    gpus: z.array(
+      z.object({
+        uuid: z.string(),
+        index: z.int(),
+        model: z.string(),
+        vendor: z.string(),
+        vramBytes: z.number(),
+        priceFloorMinor: z.string().nullable(),
+        available: z.boolean().meta({ description: 'offered now: online, shared, whole and unreserved' }),
+        simulated: z.boolean(),
+        verification: z.object({
+          status: GpuVerificationStatusSchema.meta({
+            description:
+              'pending: not challenged yet; verified: its last challenge passed; unverified: a challenge ' +
+              'failed (see `challenges`); simulated: a simulated GPU, never challenged',
+          }),
+          since: z.string().nullable().meta({ description: 'when the status last changed; null: never' }),
+          challengeId: z
+            .string()
+            .nullable()
+            .meta({ description: 'the challenge behind the status (in `challenges` if recent)' }),
+        }),
+      }),
+    ),
+    reliability: ReliabilitySchema.nullable().meta({
+      description:
+        'the score placement breaks ties with, and its counts; null: benchmarking has no record yet',
+    }),
+    challenges: ProviderTrustSchema.shape.challenges.meta({
+      description:
+        'the latest challenges (at most 20), newest first, each with its evidence: seed, size, dtype, the ' +
+        'claimed TFLOPS the deadline came from, elapsed vs deadline on the verifier’s clock, the opened rows and ' +
+        'the failure',
+    }),
+  })
+  .meta({
+    id: 'Provider',
+    description:
+      "One provider as discovery knows it, with its trust from benchmarking: each GPU's verification, its " +
+      'reliability and its latest challenges with their evidence.',
+  });
 
 export const SubnetIdParams = z.strictObject({ subnetId: EntityIdSchema });
 

@@ -17,6 +17,13 @@ export class MarketController {
     return this.market.providers(parseInput(S.ProvidersQuery, request.query, 'query'));
   }
 
+  @Get('providers/:providerId')
+  provider(@Req() request: FastifyRequest): Promise<unknown> {
+    requireScope(request, 'read');
+    const { providerId } = parseInput(S.ProviderIdParams, request.params, 'path');
+    return this.market.provider(providerId);
+  }
+
   @Post('subnets')
   async createSubnet(
     @Req() request: FastifyRequest,
