@@ -2,6 +2,8 @@ import {
   AccountStatementQuery,
   FindCandidates,
   GetPlacementExplanation,
+  GetProvider,
+  GetProviderTrust,
   JobStatementQuery,
   SettlementBalancesQuery,
   SimulatedChainDepositRequest,
@@ -135,6 +137,9 @@ describe('gateway fuzzing from its OpenAPI document (NATS + Postgres)', () => {
         options,
       ),
       serveQuery(FindCandidates, () => Promise.resolve({ items: [], nextCursor: null }), options),
+      // No provider registered yet: every provider view is a 404.
+      serveQuery(GetProvider, () => Promise.resolve({ provider: null }), options),
+      serveQuery(GetProviderTrust, () => Promise.resolve({ trust: null }), options),
       // The scheduler has tried no job yet: every explanation is a 404.
       serveQuery(GetPlacementExplanation, () => Promise.resolve({ explanation: null }), options),
     );
