@@ -329,6 +329,123 @@ describe('gpunet job / providers / subnet / account (fake gateway)', () => {
     });
   });
 
+  it("providers show prints each GPU's verification, why one is unverified, and the latest challenges", async () => {
+    const LIAR = 'U'.padEnd(56, 'L');
+    const gpu = (index: number, status: string, since: string | null, challengeId: string | null) => ({
+      uuid: `GPU-${index}`,
+      index,
+      model: 'NVIDIA H100 80GB HBM3',
+      vendor: 'nvidia',
+      vramBytes: 80 * 2 ** 30,
+      priceFloorMinor: '2000000',
+      available: index === 0,
+      simulated: false,
+      verification: { status, since, challengeId },
+    });
+    const evidence = (elapsedMs: number | null, failure: { kind: string; detail: string } | null) => ({
+      seed: 'ab'.repeat(32),
+      n: 4096,
+      dtype: 'bf16',
+      claimedTflops: 989,
+      deadlineMs: 1200,
+      elapsedMs,
+      root: elapsedMs === null ? null : 'cd'.repeat(32),
+      openedRows: [],
+      failure,
+      bytesSent: 120,
+      bytesReceived: 96,
+    });
+    const provider = {
+      providerId: LIAR,
+      name: 'fast-claims',
+      simulated: false,
+      status: 'online',
+      subnets: ['public'],
+      asset: 'USDC',
+      maxGpusPerJob: 8,
+      gpus: [gpu(0, 'unverified', '2030-01-01T00:10:00.000Z', 'c1'), gpu(1, 'pending', null, null)],
+      reliability: {
+        providerId: LIAR,
+        score: 0.42,
+        mismatches: 1,
+        verifiedRuns: 3,
+        failedRuns: 1,
+        lastVerifiedAt: null,
+        lastMismatchAt: '2030-01-01T00:10:00.000Z',
+      },
+      challenges: [
+        {
+          challengeId: 'c1',
+          reason: 'registration',
+          jobId: null,
+          gpuUuid: 'GPU-0',
+          outcome: 'failed',
+          evidence: evidence(4100.4, { kind: 'late', detail: 'committed after 4100 ms\u001b[31m' }),
+          at: '2030-01-01T00:10:00.000Z',
+        },
+      ],
+    };
+    const g = gatewayFetch((_m, u) =>
+      u.pathname === `/v1/providers/${LIAR}` ? Response.json(provider) : undefined,
+    );
+    const r = await run(['providers', 'show', LIAR], { fetch: g.fetch });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(
+      [
+        `provider ${LIAR}`,
+        '  name fast-claims, online, subnets public',
+        '  reliability 0.42: 3 verified, 1 failed, 1 mismatched',
+        '',
+        'GPU  MODEL                  VRAM   OFFERED  VERIFICATION  SINCE',
+        '0    NVIDIA H100 80GB HBM3  80GiB  yes      unverified    2030-01-01T00:10:00.000Z',
+        '1    NVIDIA H100 80GB HBM3  80GiB  no       pending       —',
+        '  GPU 0 unverified: late: committed after 4100 ms�[31m',
+        '',
+        'latest challenges:',
+        'WHEN                      REASON        GPU  OUTCOME  N/DTYPE    ELAPSED/DEADLINE MS  CLAIMED TFLOPS  FAILURE',
+        '2030-01-01T00:10:00.000Z  registration  0    failed   4096 bf16  4100/1200            989             late: committed after 4100 ms�[31m',
+        '',
+      ].join('\n'),
+    );
+    // --json: the gateway's document as it came.
+    expect(JSON.parse((await run(['providers', 'show', LIAR, '--json'], { fetch: g.fetch })).stdout)).toEqual(
+      provider,
+    );
+
+    // A simulated provider: every GPU line and every challenge line says so.
+    const SIM = 'U'.padEnd(56, 'S');
+    const simulated = {
+      ...provider,
+      providerId: SIM,
+      name: 'demo-node',
+      simulated: true,
+      reliability: null,
+      gpus: [0, 1].map((i) => ({ ...gpu(i, 'simulated', null, null), simulated: true })),
+      challenges: [],
+    };
+    const sim = await run(['providers', 'show', SIM], {
+      fetch: gatewayFetch(() => Response.json(simulated)).fetch,
+    });
+    const lines = sim.stdout.split('\n');
+    expect(lines[1]).toBe('  name demo-node (simulated), online, subnets public');
+    expect(lines).toContain('  reliability: no record yet');
+    const gpuLines = lines.filter((l) => /^[01] /.test(l));
+    expect(gpuLines).toHaveLength(2);
+    for (const l of gpuLines) expect(l).toMatch(/NVIDIA H100 80GB HBM3 \(simulated\).*simulated/);
+    expect(lines).toContain('no challenges yet');
+
+    // A bad id is a usage error before any request; the gateway's 404 is exit 4 with its detail.
+    const none = gatewayFetch(() =>
+      problem(404, { code: 'NOT_FOUND', title: 'Not found', detail: `no provider ${SIM}` }),
+    );
+    expect((await run(['providers', 'show', 'rack-1'], { fetch: none.fetch })).code).toBe(2);
+    expect((await run(['providers', 'show'], { fetch: none.fetch })).code).toBe(2);
+    expect(none.requests).toEqual([]);
+    const missing = await run(['providers', 'show', SIM], { fetch: none.fetch });
+    expect(missing.code).toBe(4);
+    expect(missing.stderr).toContain(`no provider ${SIM}`);
+  });
+
   it('subnet join / account balance', async () => {
     const g = gatewayFetch(
       (m, u) =>

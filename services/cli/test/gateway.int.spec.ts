@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   buildEnvelope,
+  GetProvider,
+  GetProviderTrust,
   JobCompleted,
   JobFailed,
   JobFunded,
@@ -327,6 +329,128 @@ describe('gpunet against a real gateway', () => {
       ]);
     } finally {
       served.unsubscribe();
+    }
+  });
+
+  it("providers show: a GPU that failed its challenge, and why; a silent benchmarking is exit 1 with the gateway's 503", async () => {
+    // Discovery's and benchmarking's answers as their query contracts allow (neither runs here).
+    const gpu = {
+      uuid: 'GPU-0',
+      index: 0,
+      vendor: 'nvidia' as const,
+      model: 'NVIDIA H100 80GB HBM3',
+      vramBytes: 80 * 2 ** 30,
+      computeCapability: { major: 9, minor: 0 },
+      cudaVersion: '12.4',
+      rocmVersion: null,
+      architecture: null,
+      pciBusId: null,
+      priceFloorMinor: null,
+      directPeers: [],
+      available: true,
+    };
+    const discovery = serveQuery(
+      GetProvider,
+      ({ providerId }) =>
+        Promise.resolve({
+          provider:
+            providerId === EDGE_A
+              ? {
+                  providerId,
+                  name: 'fast-claims',
+                  simulated: false,
+                  cpuArchitecture: 'amd64',
+                  cpuMillicores: 16_000,
+                  memoryBytes: 64 * 2 ** 30,
+                  location: { continent: null, country: null, city: null },
+                  subnets: ['demo'],
+                  maxGpusPerJob: 1,
+                  maxJobDurationMs: null,
+                  asset: 'NTX',
+                  status: 'online' as const,
+                  gpus: [gpu],
+                }
+              : null,
+        }),
+      { nc: nats.nc, prefix: nats.prefix },
+    );
+    await nats.nc.flush();
+    try {
+      const silent = await gpunet(['providers', 'show', EDGE_A]);
+      expect(silent.code).toBe(1);
+      expect(silent.stderr).toContain('HTTP 503');
+      expect(silent.stderr).toContain('benchmarking did not answer');
+      const challengeId = '01900000-0000-7000-8000-00000000000a';
+      const benchmarking = serveQuery(
+        GetProviderTrust,
+        ({ providerId }) =>
+          Promise.resolve({
+            trust: {
+              providerId,
+              simulated: false,
+              reliability: {
+                providerId,
+                score: 0.5,
+                mismatches: 1,
+                verifiedRuns: 0,
+                failedRuns: 1,
+                lastVerifiedAt: null,
+                lastMismatchAt: '2030-01-01T00:00:05.000Z',
+              },
+              gpus: [
+                {
+                  uuid: 'GPU-0',
+                  status: 'unverified' as const,
+                  since: '2030-01-01T00:00:05.000Z',
+                  challengeId,
+                },
+              ],
+              challenges: [
+                {
+                  challengeId,
+                  reason: 'registration' as const,
+                  jobId: null,
+                  gpuUuid: 'GPU-0',
+                  outcome: 'failed' as const,
+                  evidence: {
+                    seed: 'ab'.repeat(32),
+                    n: 2048,
+                    dtype: 'fp16' as const,
+                    claimedTflops: 989,
+                    deadlineMs: 250,
+                    elapsedMs: null,
+                    root: null,
+                    openedRows: [],
+                    failure: { kind: 'no-answer' as const, detail: 'no commitment within 250 ms' },
+                    bytesSent: 120,
+                    bytesReceived: 0,
+                  },
+                  at: '2030-01-01T00:00:05.000Z',
+                },
+              ],
+            },
+          }),
+        { nc: nats.nc, prefix: nats.prefix },
+      );
+      try {
+        await nats.nc.flush();
+        const shown = await gpunet(['providers', 'show', EDGE_A]);
+        expect(shown.code, shown.stderr).toBe(0);
+        expect(shown.stdout).toContain('  reliability 0.50: 0 verified, 1 failed, 1 mismatched');
+        expect(shown.stdout).toContain('  GPU 0 unverified: no-answer: no commitment within 250 ms');
+        expect(shown.stdout).toMatch(
+          /2030-01-01T00:00:05\.000Z +registration +0 +failed +2048 fp16 +—\/250 +989 +no-answer: no commitment within 250 ms/,
+        );
+        const json = JSON.parse((await gpunet(['providers', 'show', EDGE_A, '--json'])).stdout) as {
+          gpus: { verification: { status: string } }[];
+        };
+        expect(json.gpus[0]!.verification.status).toBe('unverified');
+        expect((await gpunet(['providers', 'show', EDGE_B])).code).toBe(4);
+      } finally {
+        benchmarking.unsubscribe();
+      }
+    } finally {
+      discovery.unsubscribe();
     }
   });
 

@@ -1,6 +1,7 @@
 import { parseCommandArgs } from '../../args';
 import { type CommandGroup, ExitCode, UsageError } from '../../command';
-import { money, table } from '../../api/format';
+import { money, printable, table } from '../../api/format';
+import type { ApiSchemas } from '../../api/responses';
 import { API_EXIT_CODES, connect, intOption, printJson } from '../../api/session';
 
 const SIZE = /^([0-9]+(?:\.[0-9]+)?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)?$/;
@@ -27,9 +28,85 @@ export const parseSize = (s: string): number => {
 
 const gib = (bytes: number) => `${Math.round(bytes / 2 ** 30)}GiB`;
 
+const EDGE_ID = /^U[A-Z2-7]{55}$/;
+
+const ms = (value: number | null): string => (value === null ? '—' : String(Math.round(value)));
+
+/** The provider view: who, each GPU's verification, reliability, then the latest challenges. */
+export const describeProvider = (p: ApiSchemas['Provider']): string => {
+  const out: string[] = [];
+  out.push(`provider ${p.providerId}`);
+  out.push(
+    `  name ${p.name}${p.simulated ? ' (simulated)' : ''}, ${p.status}, subnets ${p.subnets.join(',') || '—'}`,
+  );
+  if (p.simulated)
+    out.push('  simulated: its GPUs are declared, not detected, and are never challenged or verified');
+  const r = p.reliability;
+  out.push(
+    r === null
+      ? '  reliability: no record yet'
+      : `  reliability ${r.score.toFixed(2)}: ${r.verifiedRuns} verified, ${r.failedRuns} failed, ${r.mismatches} mismatched`,
+  );
+  out.push('');
+  const byUuid = new Map(p.gpus.map((g) => [g.uuid, g]));
+  const gpuName = (uuid: string) => {
+    const g = byUuid.get(uuid);
+    return g === undefined ? uuid : String(g.index);
+  };
+  out.push(
+    table(
+      ['GPU', 'MODEL', 'VRAM', 'OFFERED', 'VERIFICATION', 'SINCE'],
+      p.gpus.map((g) => [
+        String(g.index),
+        `${g.model}${g.simulated ? ' (simulated)' : ''}`,
+        gib(g.vramBytes),
+        g.available ? 'yes' : 'no',
+        g.simulated && g.verification.status !== 'simulated'
+          ? `${g.verification.status} (simulated)`
+          : g.verification.status,
+        g.verification.since ?? '—',
+      ]),
+    ).trimEnd(),
+  );
+  const challenges = new Map(p.challenges.map((c) => [c.challengeId, c]));
+  for (const g of p.gpus) {
+    if (g.verification.status !== 'unverified') continue;
+    const c = g.verification.challengeId === null ? undefined : challenges.get(g.verification.challengeId);
+    const failure = c?.evidence.failure;
+    out.push(
+      `  GPU ${g.index} unverified: ${
+        failure
+          ? `${failure.kind}: ${printable(failure.detail)}`
+          : `challenge ${g.verification.challengeId ?? '—'}`
+      }`,
+    );
+  }
+  out.push('');
+  if (p.challenges.length === 0) out.push('no challenges yet');
+  else {
+    out.push('latest challenges:');
+    out.push(
+      table(
+        ['WHEN', 'REASON', 'GPU', 'OUTCOME', 'N/DTYPE', 'ELAPSED/DEADLINE MS', 'CLAIMED TFLOPS', 'FAILURE'],
+        p.challenges.map((c) => [
+          c.at,
+          c.reason,
+          `${gpuName(c.gpuUuid)}${byUuid.get(c.gpuUuid)?.simulated ? ' (simulated)' : ''}`,
+          c.outcome,
+          `${c.evidence.n} ${c.evidence.dtype}`,
+          `${ms(c.evidence.elapsedMs)}/${c.evidence.deadlineMs}`,
+          String(c.evidence.claimedTflops),
+          c.evidence.failure ? `${c.evidence.failure.kind}: ${printable(c.evidence.failure.detail)}` : '—',
+        ]),
+      ).trimEnd(),
+    );
+  }
+  return `${out.join('\n')}\n`;
+};
+
 export const providersCommands: CommandGroup = {
   name: 'providers',
-  summary: 'browse online providers with free GPUs',
+  summary: "browse online providers with free GPUs; see one provider's GPU verification",
   commands: [
     {
       name: 'ls',
@@ -107,6 +184,36 @@ export const providersCommands: CommandGroup = {
             ),
           );
         if (page.nextCursor) io.out(`more: gpunet providers ls --cursor ${page.nextCursor}\n`);
+        return ExitCode.Ok;
+      },
+    },
+    {
+      name: 'show',
+      summary: "one provider: its GPUs' verification, reliability and latest challenges with their evidence",
+      help: [
+        'Usage: gpunet providers show <provider-id> [--json]',
+        '',
+        'Shows a provider as the network sees it, offline or not: each GPU with its verification (pending,',
+        'verified, unverified, simulated) and why, the reliability placement breaks ties with, and the',
+        'latest challenges: when, why, which GPU, the outcome, the size and dtype, the time the commitment',
+        "took against its deadline (the verifier's clock), the TFLOPS the deadline came from, the failure.",
+        'A simulated GPU says so on every line.',
+        '',
+        'Options:',
+        "  --json            the gateway's document",
+        '',
+        ...API_EXIT_CODES,
+        '',
+      ].join('\n'),
+      async run(args, io) {
+        const { values, positionals } = parseCommandArgs(args, { json: { type: 'boolean', default: false } });
+        if (positionals.length !== 1) throw new UsageError('name exactly one provider id');
+        const id = positionals[0]!;
+        if (!EDGE_ID.test(id))
+          throw new UsageError(`'${id}' is not a provider id (its edge's public key: U and 55 of A–Z 2–7)`);
+        const provider = await (await connect(io)).json('GET', `/v1/providers/${id}`, 'Provider');
+        if (values.json) printJson(io, provider);
+        else io.out(describeProvider(provider));
         return ExitCode.Ok;
       },
     },
