@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatAmount } from '../src/app/api/format';
@@ -380,7 +381,7 @@ describe('gpunet job / providers / subnet / account (fake gateway)', () => {
           jobId: null,
           gpuUuid: 'GPU-0',
           outcome: 'failed',
-          evidence: evidence(4100.4, { kind: 'late', detail: 'committed after 4100 ms\u001b[31m' }),
+          evidence: evidence(4100.4, { kind: 'late', detail: 'committed after 4100 ms' }),
           at: '2030-01-01T00:10:00.000Z',
         },
       ],
@@ -390,23 +391,26 @@ describe('gpunet job / providers / subnet / account (fake gateway)', () => {
     );
     const r = await run(['providers', 'show', LIAR], { fetch: g.fetch });
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe(
-      [
-        `provider ${LIAR}`,
-        '  name fast-claims, online, subnets public',
-        '  reliability 0.42: 3 verified, 1 failed, 1 mismatched',
-        '',
-        'GPU  MODEL                  VRAM   OFFERED  VERIFICATION  SINCE',
-        '0    NVIDIA H100 80GB HBM3  80GiB  yes      unverified    2030-01-01T00:10:00.000Z',
-        '1    NVIDIA H100 80GB HBM3  80GiB  no       pending       —',
-        '  GPU 0 unverified: late: committed after 4100 ms�[31m',
-        '',
-        'latest challenges:',
-        'WHEN                      REASON        GPU  OUTCOME  N/DTYPE    ELAPSED/DEADLINE MS  CLAIMED TFLOPS  FAILURE',
-        '2030-01-01T00:10:00.000Z  registration  0    failed   4096 bf16  4100/1200            989             late: committed after 4100 ms�[31m',
-        '',
-      ].join('\n'),
+    // docs/provider-guide.md shows this output: it is checked here, so the guide cannot drift.
+    const guide = readFileSync(new URL('../../../docs/provider-guide.md', import.meta.url), 'utf8');
+    const shown = /```\n(provider U[^`]*)```/.exec(guide)?.[1];
+    expect(r.stdout).toBe(shown);
+    expect(r.stdout.split('\n').slice(0, 3)).toEqual([
+      `provider ${LIAR}`,
+      '  name fast-claims, online, subnets public',
+      '  reliability 0.42: 3 verified, 1 failed, 1 mismatched',
+    ]);
+    expect(r.stdout).toContain('  GPU 0 unverified: late: committed after 4100 ms\n');
+    expect(r.stdout).toMatch(
+      /registration {2}0 {4}failed {3}4096 bf16 {2}4100\/1200 {12}989 {13}late: committed/,
     );
+    // A failure detail cannot smuggle terminal escapes onto the screen.
+    const escaped = structuredClone(provider);
+    escaped.challenges[0]!.evidence.failure = { kind: 'late', detail: 'late\u001b[2J' };
+    const clean = await run(['providers', 'show', LIAR], {
+      fetch: gatewayFetch(() => Response.json(escaped)).fetch,
+    });
+    expect(clean.stdout).not.toContain('\u001b');
     // --json: the gateway's document as it came.
     expect(JSON.parse((await run(['providers', 'show', LIAR, '--json'], { fetch: g.fetch })).stdout)).toEqual(
       provider,
