@@ -35,7 +35,9 @@ export const streamState = (seed: string, stream: ChallengeStream): number => {
   const bytes = fromHex(seed);
   let s = STATE_INIT;
   for (let i = 0; i < 8; i++) {
-    const word = (bytes[i * 4]! | (bytes[i * 4 + 1]! << 8) | (bytes[i * 4 + 2]! << 16) | (bytes[i * 4 + 3]! << 24)) >>> 0;
+    const word =
+      (bytes[i * 4]! | (bytes[i * 4 + 1]! << 8) | (bytes[i * 4 + 2]! << 16) | (bytes[i * 4 + 3]! << 24)) >>>
+      0;
     s = fmix32(s ^ word);
   }
   return fmix32(s ^ CHALLENGE_TAGS[stream]);
@@ -57,7 +59,8 @@ export const freivaldsEntry = (freivaldsSeed: string, j: number): number =>
 export const freivaldsVector = (freivaldsSeed: string, n: number): Float64Array => {
   const state = streamState(freivaldsSeed, 'r');
   const r = new Float64Array(n);
-  for (let j = 0; j < n; j++) r[j] = (entryHash(rowKey(state, j), 0) % (2 * FREIVALDS_BOUND + 1)) - FREIVALDS_BOUND;
+  for (let j = 0; j < n; j++)
+    r[j] = (entryHash(rowKey(state, j), 0) % (2 * FREIVALDS_BOUND + 1)) - FREIVALDS_BOUND;
   return r;
 };
 
@@ -69,12 +72,7 @@ const colTerms = (n: number): Uint32Array => {
 };
 
 /** Writes row `row` of input `matrix` into `out` (length n). */
-export const deriveRow = (
-  state: number,
-  row: number,
-  terms: Uint32Array,
-  out: Int8Array,
-): Int8Array => {
+export const deriveRow = (state: number, row: number, terms: Uint32Array, out: Int8Array): Int8Array => {
   const key = rowKey(state, row);
   for (let c = 0; c < terms.length; c++) out[c] = (fmix32(key ^ terms[c]!) % 3) - 1;
   return out;

@@ -38,14 +38,23 @@ export const sizeChallenge = (
 ): { n: number; deadlineMs: number } => {
   if (!Number.isFinite(claimedTflops) || claimedTflops <= 0)
     throw new RangeError(`claimedTflops: must be a positive number, not ${claimedTflops}`);
-  if (policy.minN % 16 !== 0 || policy.maxN % 16 !== 0 || policy.minN < 16 || policy.maxN > 16_384 || policy.minN > policy.maxN)
+  if (
+    policy.minN % 16 !== 0 ||
+    policy.maxN % 16 !== 0 ||
+    policy.minN < 16 ||
+    policy.maxN > 16_384 ||
+    policy.minN > policy.maxN
+  )
     throw new RangeError(`policy: minN and maxN must be multiples of 16 with 16 ≤ minN ≤ maxN ≤ 16384`);
   const flopsPerMs = claimedTflops * 1e9;
   const ideal = Math.cbrt((policy.targetMs * flopsPerMs) / 2);
   const n = Math.min(policy.maxN, Math.max(policy.minN, Math.round(ideal / 16) * 16));
   const workMs = (2 * n ** 3) / flopsPerMs;
   const hashMs = ((n * n * 4) / policy.hashBytesPerSecond) * 1000;
-  const deadlineMs = Math.min(MAX_DEADLINE_MS, Math.ceil(policy.allowanceMs + policy.slack * workMs + hashMs));
+  const deadlineMs = Math.min(
+    MAX_DEADLINE_MS,
+    Math.ceil(policy.allowanceMs + policy.slack * workMs + hashMs),
+  );
   return { n, deadlineMs };
 };
 

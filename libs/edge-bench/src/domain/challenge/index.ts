@@ -9,13 +9,13 @@ export {
   freivaldsEntry,
   freivaldsVector,
 } from './challenge-derivation';
-export { type ChallengePolicy, DEFAULT_CHALLENGE_POLICY, newOpening, sizeChallenge } from './challenge-policy';
 export {
-  type ChallengeCommitment,
-  commitChallenge,
-  commitProduct,
-  openCommitment,
-} from './honest-opening';
+  type ChallengePolicy,
+  DEFAULT_CHALLENGE_POLICY,
+  newOpening,
+  sizeChallenge,
+} from './challenge-policy';
+export { type ChallengeCommitment, commitChallenge, commitProduct, openCommitment } from './honest-opening';
 export {
   buildMerkleTree,
   EMPTY_LEAF,

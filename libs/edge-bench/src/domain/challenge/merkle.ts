@@ -68,5 +68,5 @@ export const verifyMerkleProof = (
     const sibling = fromHex(proof[depth]!);
     node = (index >> depth) & 1 ? nodeHash(sibling, node) : nodeHash(node, sibling);
   }
-  return (index >> proof.length) === 0 && toHex(node) === root;
+  return index >> proof.length === 0 && toHex(node) === root;
 };

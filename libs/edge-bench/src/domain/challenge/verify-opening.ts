@@ -46,13 +46,15 @@ export const verifyOpening = (input: {
   for (const index of rows) {
     const row = byIndex.get(index);
     if (!row) return fail('malformed', `rows: row ${index} was asked and not opened`);
-    if (row.values.length !== n) return fail('malformed', `rows[${index}].values: ${row.values.length} values, not ${n}`);
+    if (row.values.length !== n)
+      return fail('malformed', `rows[${index}].values: ${row.values.length} values, not ${n}`);
     if (!row.values.every((v) => Number.isInteger(v) && v >= INT32_MIN && v <= INT32_MAX))
       return fail('malformed', `rows[${index}].values: not all int32 integers`);
     if (row.proof.length !== depth)
       return fail('malformed', `rows[${index}].proof: ${row.proof.length} hashes, not ${depth}`);
   }
-  if (reply.product.length !== n) return fail('malformed', `product: ${reply.product.length} values, not ${n}`);
+  if (reply.product.length !== n)
+    return fail('malformed', `product: ${reply.product.length} values, not ${n}`);
   if (!reply.product.every((v) => Number.isSafeInteger(v)))
     return fail('malformed', 'product: not all safe integers');
 
@@ -87,7 +89,10 @@ export const verifyOpening = (input: {
     let dot = 0;
     for (let j = 0; j < n; j++) dot += values[j]! * r[j]!;
     if (reply.product[index] !== dot)
-      return fail('wrong-product', `product[${index}] is ${reply.product[index]}, the opened row gives ${dot}`);
+      return fail(
+        'wrong-product',
+        `product[${index}] is ${reply.product[index]}, the opened row gives ${dot}`,
+      );
   }
   const br = new Float64Array(n);
   for (let k = 0; k < n; k++) {
