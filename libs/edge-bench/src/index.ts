@@ -72,3 +72,27 @@ export {
   verifyMerkleProof,
   verifyOpening,
 } from './domain/challenge';
+export {
+  type ChallengeAgentEvent,
+  type ChallengeOpenRequest,
+  type ChallengeRequest,
+  EdgeChallengeAgent,
+  type EdgeChallengeAgentOptions,
+} from './app/edge-challenge-agent';
+export {
+  CHALLENGE_WORKER_SCRIPT,
+  type ChallengeDevice,
+  type ChallengeWorker,
+  ChallengeWorkerError,
+  type ChallengeWorkerErrorCode,
+  type ChallengeWorkerFailure,
+  type ChallengeWorkerFailureCode,
+  type ChallengeWorkerOptions,
+  isChallengeWorkerError,
+  PythonChallengeWorker,
+  spawnChallengeWorker,
+  type WorkerCommitAnswer,
+  type WorkerCommitRequest,
+  type WorkerOpenAnswer,
+  type WorkerOpenRequest,
+} from './infra/challenge-worker';
