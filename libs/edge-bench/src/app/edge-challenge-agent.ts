@@ -149,7 +149,7 @@ export class EdgeChallengeAgent {
       return;
     }
     if (envelope.type === RunChallengeOnEdge.type) {
-      const request = envelope.data as ChallengeRequest;
+      const request = envelope.data;
       const gpu = this.options.gpus().find((g) => g.uuid === request.gpuUuid);
       if (!gpu) {
         this.decline(
@@ -166,7 +166,7 @@ export class EdgeChallengeAgent {
       }
       this.run(() => this.commit(msg, request, { index: gpu.index, uuid: gpu.uuid }, this.worker!));
     } else {
-      const request = envelope.data as ChallengeOpenRequest;
+      const request = envelope.data;
       if (new Set(request.rows).size !== request.rows.length) {
         this.decline(msg, challengeId, 'INVALID_REQUEST', 'rows: must be distinct');
         return;
