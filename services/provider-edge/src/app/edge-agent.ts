@@ -30,7 +30,9 @@ import {
 } from '@gpunet/contracts';
 import {
   type BenchmarkRequest,
+  type ChallengeWorker,
   EdgeBenchmarkAgent,
+  EdgeChallengeAgent,
   type ProbeResponder,
   type Reporter,
   runTorchBenchmark,
@@ -94,6 +96,12 @@ export interface EdgeAgentOptions {
   readonly random?: () => number;
   /** The benchmark agent: answers `cmd.edge.{edgeId}.benchmark.v1` / `…probe-links.v1`. Default enabled. */
   readonly benchmarks?: EdgeBenchmarkOptions;
+  /**
+   * The challenge agent: answers `cmd.edge.{edgeId}.challenge.v1` / `…challenge-open.v1` (ADR 0070).
+   * Default enabled: a real inventory computes on its GPUs (torch; the CPU where torch sees none), a
+   * simulated one declines `SIMULATED`.
+   */
+  readonly challenges?: EdgeChallengeOptions;
   /** The rank agent: answers `cmd.edge.{edgeId}.start-rank.v1` / `…stop-ranks.v1`. Default enabled. */
   readonly ranks?: EdgeRankOptions;
   /**
@@ -162,6 +170,19 @@ export interface EdgeBenchmarkOptions {
   readonly probeResponder?: { readonly udpPort: number; readonly tcpPort: number; readonly address?: string };
 }
 
+export interface EdgeChallengeOptions {
+  /** Default true. */
+  readonly enabled?: boolean;
+  /** Python interpreter with torch for the challenge worker (default `/usr/bin/python3`). */
+  readonly python?: string;
+  /** CPU threads of the worker's torch. Default torch's. */
+  readonly threads?: number;
+  /** Start the worker and initialise the GPUs when the edge starts. Default true on a real inventory. */
+  readonly warm?: boolean;
+  /** Computes the challenges (tests). Default: the Python worker. */
+  readonly worker?: ChallengeWorker;
+}
+
 type SignedDef =
   | typeof EdgeRegistered
   | typeof EdgeInventoryReported
@@ -215,6 +236,7 @@ export class EdgeAgent {
   private readonly prefix: string;
   private link: EdgeLink | undefined;
   private benchmarkAgent: EdgeBenchmarkAgent | undefined;
+  private challengeAgent: EdgeChallengeAgent | undefined;
   private probeResponder: ProbeResponder | undefined;
   private rankAgent: RankAgent | undefined;
   private overlayAgent: EdgeOverlayAgent | undefined;
@@ -336,6 +358,7 @@ export class EdgeAgent {
       }),
     ];
     this.startBenchmarkAgent(this.link);
+    this.startChallengeAgent(this.link);
     // Before the rank agent: a rank start naming the job's overlay finds its namespace here.
     await this.startOverlayAgent(this.link, rankRuntimes);
     await this.startRankAgent(this.link, rankRuntimes);
@@ -371,6 +394,7 @@ export class EdgeAgent {
     for (const s of this.subscriptions) s.unsubscribe();
     // Stops answering; running benchmarks and probes queue their reports before the flush below.
     await this.benchmarkAgent?.stop();
+    await this.challengeAgent?.stop();
     await this.probeResponder?.close();
     // A graceful stop ends the ranks (reason `shutdown`) and queues their exits before the flush.
     await this.rankAgent?.stop();
@@ -634,6 +658,33 @@ export class EdgeAgent {
     this.benchmarkAgent.start();
   }
 
+  /**
+   * Mounts the challenge agent: GPUs named by the inventory's uuids, computed on by vendor index. A
+   * simulated edge never starts a worker and declines every challenge.
+   */
+  private startChallengeAgent(link: EdgeLink): void {
+    const options = this.options.challenges ?? {};
+    if (options.enabled === false) return;
+    const simulated = this.inventory.simulated;
+    this.challengeAgent = new EdgeChallengeAgent({
+      edgeId: this.edgeId,
+      nc: link.nc,
+      prefix: this.prefix,
+      gpus: () => this.inventory.gpus.map((g) => ({ uuid: g.uuid, index: g.index })),
+      simulated: () => this.inventory.simulated,
+      ...(options.worker === undefined ? {} : { worker: options.worker }),
+      workerOptions: {
+        ...(options.python === undefined ? {} : { python: options.python }),
+        ...(options.threads === undefined ? {} : { threads: options.threads }),
+      },
+      warm: options.warm ?? !simulated,
+      onEvent: (event) =>
+        this.log(event.type === 'gave-up' ? 'warn' : 'info', `challenge ${event.type}`, { ...event }),
+      onError: (error, context) => this.log('error', `${context} failed`, { error: String(error) }),
+    });
+    this.challengeAgent.start();
+  }
+
   /** A simulated edge reports its declared figures (labelled simulated); a real one runs torch. */
   private measure(request: BenchmarkRequest, python: string | undefined): Promise<BenchmarkProfile> {
     const inventory = this.inventory;
@@ -650,6 +701,9 @@ export class EdgeAgent {
       );
     return runTorchBenchmark({
       ...(python === undefined ? {} : { python }),
+      // An edge that reports GPUs is measured on them: where torch sees none (a broken driver, or
+      // GPUs claimed and not there) the run fails DEVICE_ABSENT instead of measuring the CPU.
+      device: inventory.gpus.length > 0 ? 'cuda' : 'auto',
       suites: request.suites,
       maxDurationMs: request.maxDurationMs,
       ttlMs: request.ttlMs,

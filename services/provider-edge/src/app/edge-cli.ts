@@ -43,7 +43,7 @@ Usage:
   provider-edge start  [--dir DIR] [--policy FILE] [--nats URL] [--simulate INVENTORY] [--heartbeat 5s] [--rescan 60s]
                        [--runtime process|docker|none] [--rank-grace 10s] [--log-batch 100ms]
                        [--job-files DIR] [--overlay auto|on|off] [--overlay-netns-prefix gpunet]
-                       [--probe-ports UDP/TCP|off]
+                       [--probe-ports UDP/TCP|off] [--challenge-threads N]
   provider-edge status [--dir DIR] [--policy FILE] [--simulate INVENTORY] [--json]
 
   --dir        the edge's directory: identity (edge.nk, 0600), state.json, policy.yaml
@@ -69,6 +69,9 @@ Usage:
                answer peers' link probes on these ports (UDP echo / TCP transfer, every address;
                benchmarking's default is 7946/7947), or off (the default: no listening port; peers'
                probes to this host fail and its links are known only from jobs' overlays)
+  --challenge-threads
+               CPU threads of the challenge worker's torch (default torch's; it matters only where
+               torch sees no GPU and a challenge is computed on the CPU)
   --prefix     subject namespace (tests only)
 
 SIGHUP reloads the policy file; SIGTERM/SIGINT stop the edge.
@@ -90,6 +93,7 @@ const options = {
   overlay: { type: 'string' },
   'overlay-netns-prefix': { type: 'string' },
   'probe-ports': { type: 'string' },
+  'challenge-threads': { type: 'string' },
   prefix: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
@@ -197,6 +201,7 @@ const start = async (
     overlay?: string;
     'overlay-netns-prefix'?: string;
     'probe-ports'?: string;
+    'challenge-threads'?: string;
   },
   io: EdgeCliIo,
 ): Promise<number> => {
@@ -225,6 +230,13 @@ const start = async (
   if (netnsPrefix !== undefined && !/^[A-Za-z0-9_.-]{1,40}$/.test(netnsPrefix))
     throw new Usage('--overlay-netns-prefix: 1-40 characters of A-Z a-z 0-9 _ . -');
   const probePorts = parseProbePorts(values['probe-ports'] ?? 'off');
+  const threadsText = values['challenge-threads'];
+  const challengeThreads = threadsText === undefined ? undefined : Number(threadsText);
+  if (
+    challengeThreads !== undefined &&
+    !(Number.isInteger(challengeThreads) && challengeThreads >= 1 && challengeThreads <= 1024)
+  )
+    throw new Usage(`--challenge-threads: an integer from 1 to 1024, not ${threadsText!.slice(0, 32)}`);
   const identity = await loadIdentity(dir);
   const log = jsonLogger(io.out, { edgeId: identity.edgeId });
   const overlay = await decideOverlay(overlayMode, io);
@@ -262,6 +274,7 @@ const start = async (
             ...(jobFiles === undefined ? {} : { jobFiles }),
           },
     ...(probePorts === null ? {} : { benchmarks: { probeResponder: probePorts } }),
+    ...(challengeThreads === undefined ? {} : { challenges: { threads: challengeThreads } }),
     overlay: {
       enabled: overlay.enabled,
       ...(netnsPrefix === undefined ? {} : { netnsPrefix }),
