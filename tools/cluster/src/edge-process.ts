@@ -1,4 +1,4 @@
-import { type Netns } from '@gpunet/netns-testbed';
+import { type Netns, REPO_ROOT } from '@gpunet/netns-testbed';
 import { createUser, fromSeed } from '@nats-io/nkeys';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -101,6 +101,85 @@ export const startSimulatedEdge = async (options: SimulatedEdgeOptions): Promise
           : ['--overlay', 'on', '--overlay-netns-prefix', options.overlay.netnsPrefix]),
       ...(options.extraArgs ?? []),
     ],
+    ready: /"msg":"edge started"/,
+    ...(options.netns ? { netns: options.netns } : {}),
+    ...(options.enter ? { enter: options.enter } : {}),
+  });
+  try {
+    await process.start();
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    edgeId: kp.getPublicKey(),
+    name: options.name,
+    dir,
+    process,
+    remove: async () => {
+      await process.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+};
+
+/**
+ * The reconstructed `nvidia-smi` of two H100 80GB HBM3 (not recorded from a real machine; its header
+ * says so). First on an edge's PATH, it makes the real detection report two H100s.
+ */
+export const FAKE_H100_NVIDIA_SMI_DIR = join(
+  REPO_ROOT,
+  'services/provider-edge/test/fixtures/nvidia/fake-h100x2',
+);
+
+export interface LyingH100EdgeOptions extends Omit<SimulatedEdgeOptions, 'inventory'> {
+  /**
+   * CPU threads the edge's challenge worker may use (`--challenge-threads`): the throttle on its slow
+   * path. Default 1.
+   */
+  readonly challengeThreads?: number;
+}
+
+/**
+ * An edge that claims two H100s it does not have: a real `provider-edge` process without
+ * `--simulate`, whose PATH starts with the fake nvidia-smi. It registers two NVIDIA H100 80GB HBM3
+ * (not simulated) through the real detection path; torch on this host sees no GPU, so its
+ * challenges are computed for real on the CPU (honest products, far slower than an H100) and its
+ * benchmarks fail `DEVICE_ABSENT`. What `SimulatedEdge` returns, with the same `remove()`.
+ */
+export const startLyingH100Edge = async (options: LyingH100EdgeOptions): Promise<SimulatedEdge> => {
+  const probe = options.probePorts ?? (options.netns ? CLUSTER_PROBE_PORTS : 'off');
+  const dir = await mkdtemp(join(tmpdir(), `gpunet-edge-${options.name}-`));
+  const kp = options.seed ? fromSeed(new TextEncoder().encode(options.seed)) : createUser();
+  await writeFile(join(dir, 'edge.nk'), `${new TextDecoder().decode(kp.getSeed())}\n`, { mode: 0o600 });
+  await writeFile(join(dir, 'policy.yaml'), policy({ ...options, inventory: '' }));
+  const process = new ServiceProcess({
+    name: `edge-${options.name}`,
+    main: 'services/provider-edge/src/main.ts',
+    args: [
+      'start',
+      '--dir',
+      dir,
+      '--nats',
+      options.natsUrl,
+      '--prefix',
+      options.prefix,
+      '--heartbeat',
+      options.heartbeat ?? '1s',
+      '--rescan',
+      '0s',
+      '--probe-ports',
+      probe === 'off' ? 'off' : `${probe.udpPort}/${probe.tcpPort}`,
+      '--challenge-threads',
+      String(options.challengeThreads ?? 1),
+      ...(options.overlay === undefined
+        ? []
+        : options.overlay === 'off'
+          ? ['--overlay', 'off']
+          : ['--overlay', 'on', '--overlay-netns-prefix', options.overlay.netnsPrefix]),
+      ...(options.extraArgs ?? []),
+    ],
+    env: { PATH: `${FAKE_H100_NVIDIA_SMI_DIR}:${globalThis.process.env['PATH'] ?? '/usr/bin:/bin'}` },
     ready: /"msg":"edge started"/,
     ...(options.netns ? { netns: options.netns } : {}),
     ...(options.enter ? { enter: options.enter } : {}),

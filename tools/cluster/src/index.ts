@@ -7,7 +7,14 @@ export {
   requestSubnetJoin,
   type SubnetParameters,
 } from './dev-cluster';
-export { type SimulatedEdge, type SimulatedEdgeOptions, startSimulatedEdge } from './edge-process';
+export {
+  FAKE_H100_NVIDIA_SMI_DIR,
+  type LyingH100EdgeOptions,
+  type SimulatedEdge,
+  type SimulatedEdgeOptions,
+  startLyingH100Edge,
+  startSimulatedEdge,
+} from './edge-process';
 export { NamespaceBridge } from './namespace-bridge';
 export {
   CONTROL_PLANE_SERVICES,
