@@ -1,7 +1,7 @@
 import {
   buildEnvelope,
   ChallengeCommitReplySchema,
-  EdgeRegistered,
+  type EdgeRegistered,
   type Envelope,
   type PayloadOf,
   providerStreams,
