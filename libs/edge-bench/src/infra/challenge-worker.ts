@@ -138,6 +138,11 @@ export class PythonChallengeWorker implements ChallengeWorker {
 
   constructor(private readonly options: ChallengeWorkerOptions = {}) {}
 
+  /** The running process's id (benches read its memory), if one runs. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   commit(request: WorkerCommitRequest): Promise<WorkerCommitAnswer> {
     return this.send(
       { op: 'commit', ...request },
