@@ -115,7 +115,7 @@ const main = async () => {
     await challenge(worker, n); // the first at a size pays one-time allocations
     const runs = [await challenge(worker, n), await challenge(worker, n), await challenge(worker, n)];
     const median = <K extends keyof (typeof runs)[0]>(k: K) =>
-      runs.map((r) => r[k] as number).sort((x, y) => x - y)[1]!;
+      runs.map((r) => r[k]).sort((x, y) => x - y)[1]!;
     perSize.push({
       n,
       verifierCpuMs: median('verifierCpuMs'),
