@@ -1,4 +1,4 @@
-import { FindGpuProfiles, FindReliability, GetNetworkEstimate } from '@gpunet/contracts';
+import { FindGpuProfiles, FindReliability, GetNetworkEstimate, GetProviderTrust } from '@gpunet/contracts';
 import { EVENTING, type EventingRuntime, served } from '@gpunet/eventing';
 import { Controller, Inject } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
@@ -8,11 +8,15 @@ import {
   getNetworkEstimate,
   type ServedRequest,
 } from '../infra/queries.repository';
+import { getProviderTrust } from '../infra/challenges.repository';
 
 /** Replicas share the queries. */
 const SERVED = served({ queue: 'benchmarking' });
 
-/** What the scheduler reads of benchmarking: GPU profiles, reliability and the network estimate. */
+/**
+ * What the scheduler reads of benchmarking: GPU profiles, reliability and the network estimate; and
+ * one provider's trust (its GPUs' verification, reliability and latest challenges).
+ */
 @Controller()
 export class BenchmarkingQueriesHandler {
   constructor(@Inject(EVENTING) private readonly eventing: EventingRuntime) {}
@@ -25,6 +29,11 @@ export class BenchmarkingQueriesHandler {
   @MessagePattern(FindReliability, SERVED)
   reliability(@Payload() request: ServedRequest<typeof FindReliability>) {
     return findReliability(this.eventing.db, request);
+  }
+
+  @MessagePattern(GetProviderTrust, SERVED)
+  providerTrust(@Payload() request: ServedRequest<typeof GetProviderTrust>) {
+    return getProviderTrust(this.eventing.db, request.providerId);
   }
 
   @MessagePattern(GetNetworkEstimate, SERVED)

@@ -1,3 +1,4 @@
+import { parseDurationMs } from '@gpunet/ensemble-spec';
 import type { ServiceConnection } from '@gpunet/eventing';
 import {
   envDuration,
@@ -50,10 +51,49 @@ export interface BenchmarkingConfig extends ServiceConnection {
   readonly lanRttUs: number;
   /** Benchmark and probe hosts whose GPUs a job holds (the edge's policy must allow it too). Default false. */
   readonly allowWhileBusy: boolean;
+  /** GPU challenges (registration, idle, spot checks during jobs). Default true. */
+  readonly challengesEnabled: boolean;
+  /** Period of challenge ticks (expire, registration, idle, spot checks); 0: only on `tick()`. Default 1m. */
+  readonly challengeTickIntervalMs: number;
+  /** Mean time between idle challenges of one GPU (random, Poisson); 0: none. Default 6h. */
+  readonly challengeIdleIntervalMs: number;
+  /** Challenges started per tick at most. Default 50. */
+  readonly maxChallengesPerTick: number;
+  /**
+   * After the deadline the verifier still waits this long for a commitment, so that a slow answer is
+   * recorded as `late` (with its time) rather than as none. Default 5s.
+   */
+  readonly challengeLateGraceMs: number;
+  /** How long the edge has to open a commitment. Default 10s. */
+  readonly challengeOpenTimeoutMs: number;
+  /** Overrides of the challenge library's `DEFAULT_CHALLENGE_POLICY`; unset: its values. */
+  readonly challengePolicy: ChallengePolicyOverrides;
+}
+
+/** The parts of the challenge policy an operator may set. */
+export interface ChallengePolicyOverrides {
+  readonly maxN?: number;
+  readonly allowanceMs?: number;
+  readonly slack?: number;
+  readonly openRows?: number;
 }
 
 const int = (fallback: number, min: number, max: number) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
+
+/** A duration with units that may be left unset (then the library's value stands). */
+const optionalDuration = z
+  .string()
+  .optional()
+  .transform((text, ctx) => {
+    if (text === undefined) return undefined;
+    const d = parseDurationMs(text);
+    if (!d.ok) {
+      ctx.addIssue({ code: 'custom', message: d.reason });
+      return z.NEVER;
+    }
+    return d.value;
+  });
 
 const EnvSchema = z.object({
   ...serviceEnvShape('benchmarking'),
@@ -79,6 +119,22 @@ const EnvSchema = z.object({
   LINK_TTL: envDuration('6h'),
   LAN_RTT_US: int(1000, 1, 1_000_000),
   BENCHMARK_WHILE_BUSY: z.enum(['true', 'false']).default('false'),
+  BENCHMARKING_CHALLENGES: z.enum(['true', 'false']).default('true'),
+  BENCHMARKING_CHALLENGE_INTERVAL: envDuration('1m'),
+  BENCHMARKING_CHALLENGE_IDLE_INTERVAL: envDuration('6h'),
+  BENCHMARKING_CHALLENGE_MAX_PER_TICK: int(50, 1, 10_000),
+  BENCHMARKING_CHALLENGE_LATE_GRACE: envDuration('5s'),
+  BENCHMARKING_CHALLENGE_OPEN_TIMEOUT: envDuration('10s'),
+  BENCHMARKING_CHALLENGE_MAX_N: z.coerce
+    .number()
+    .int()
+    .min(16)
+    .max(16_384)
+    .refine((n) => n % 16 === 0, 'must be a multiple of 16')
+    .optional(),
+  BENCHMARKING_CHALLENGE_ALLOWANCE: optionalDuration,
+  BENCHMARKING_CHALLENGE_SLACK: z.coerce.number().min(1).max(1000).optional(),
+  BENCHMARKING_CHALLENGE_OPEN_ROWS: z.coerce.number().int().min(1).max(64).optional(),
 });
 
 /** Reads the configuration; every problem names its variable. */
@@ -108,6 +164,22 @@ export const configFromEnv = (env: Readonly<Record<string, string | undefined>>)
     linkTtlMs: e.LINK_TTL,
     lanRttUs: e.LAN_RTT_US,
     allowWhileBusy: e.BENCHMARK_WHILE_BUSY === 'true',
+    challengesEnabled: e.BENCHMARKING_CHALLENGES === 'true',
+    challengeTickIntervalMs: e.BENCHMARKING_CHALLENGE_INTERVAL,
+    challengeIdleIntervalMs: e.BENCHMARKING_CHALLENGE_IDLE_INTERVAL,
+    maxChallengesPerTick: e.BENCHMARKING_CHALLENGE_MAX_PER_TICK,
+    challengeLateGraceMs: e.BENCHMARKING_CHALLENGE_LATE_GRACE,
+    challengeOpenTimeoutMs: e.BENCHMARKING_CHALLENGE_OPEN_TIMEOUT,
+    challengePolicy: {
+      ...(e.BENCHMARKING_CHALLENGE_MAX_N === undefined ? {} : { maxN: e.BENCHMARKING_CHALLENGE_MAX_N }),
+      ...(e.BENCHMARKING_CHALLENGE_ALLOWANCE === undefined
+        ? {}
+        : { allowanceMs: e.BENCHMARKING_CHALLENGE_ALLOWANCE }),
+      ...(e.BENCHMARKING_CHALLENGE_SLACK === undefined ? {} : { slack: e.BENCHMARKING_CHALLENGE_SLACK }),
+      ...(e.BENCHMARKING_CHALLENGE_OPEN_ROWS === undefined
+        ? {}
+        : { openRows: e.BENCHMARKING_CHALLENGE_OPEN_ROWS }),
+    },
   };
 };
 

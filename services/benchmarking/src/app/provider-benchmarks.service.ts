@@ -21,10 +21,25 @@ import {
   type ProviderBenchmarkState,
   providerBenchmarkDecider,
 } from '../domain/provider-benchmark.decider';
+import {
+  type CommitmentAnswer,
+  type GpuChallengeCommand,
+  type GpuChallengeEvent,
+  type OpeningVerdict,
+  PRIVATE_CHALLENGE_EVENTS,
+} from '../domain/gpu-challenge';
 import { projectBenchmarkEvents } from '../infra/benchmark-state.repository';
+import { projectChallengeDecision } from '../infra/challenges.repository';
 import { loadClaim } from '../infra/providers.repository';
 import type { BenchmarkingMetrics } from './benchmarking.metrics';
 import { BENCHMARKING_METRICS } from './benchmarking.tokens';
+
+const CHALLENGE_EVENTS: ReadonlySet<string> = new Set<GpuChallengeEvent['type']>([
+  'challenge.issued',
+  'challenge.committed',
+  'provider.challenged',
+  'gpu.verification-changed',
+]);
 
 /**
  * One provider's benchmarking decisions (`providerBenchmarkDecider`, stream
@@ -45,7 +60,16 @@ export class ProviderBenchmarks {
   ) {
     this.handler = eventing.commandHandler({
       decider: providerBenchmarkDecider,
-      effects: ({ tx, events }) => projectBenchmarkEvents(tx, events),
+      publishes: (e) => !PRIVATE_CHALLENGE_EVENTS.has(e.type),
+      effects: async ({ tx, events, command, after }) => {
+        await projectBenchmarkEvents(tx, events);
+        await projectChallengeDecision(
+          tx,
+          command.providerId,
+          events.filter((e): e is GpuChallengeEvent => CHALLENGE_EVENTS.has(e.type)),
+          after.challenges,
+        );
+      },
     });
   }
 
@@ -117,6 +141,92 @@ export class ProviderBenchmarks {
   /** Fails the request if no report came by its deadline. */
   async expire(providerId: string, requestId: string, tx: Tx): Promise<void> {
     await this.decide({ type: 'ExpireRequest', providerId, requestId, at: this.now() }, {}, tx);
+  }
+
+  /**
+   * Discovery announced the provider or a changed claim: its GPUs become `pending` (to be challenged)
+   * or, for a simulated edge, `simulated` (never challenged); an unchanged claim changes nothing.
+   */
+  async registerGpus(
+    providerId: string,
+    simulated: boolean,
+    gpuUuids: readonly string[],
+    cause: Causation,
+    tx: Tx,
+  ): Promise<void> {
+    await this.decide({ type: 'RegisterGpus', providerId, at: this.now(), simulated, gpuUuids }, cause, tx);
+  }
+
+  /**
+   * Records a challenge about to go out (it starts its own correlation). Returns the
+   * `challenge.issued` event as stored, or undefined when one is already out or the GPU is not
+   * challengeable.
+   */
+  async issueChallenge(
+    providerId: string,
+    challenge: Extract<GpuChallengeCommand, { type: 'IssueChallenge' }>['challenge'],
+    tx: Tx,
+  ): Promise<StoredEvent | undefined> {
+    const { events } = await this.decide(
+      { type: 'IssueChallenge', providerId, at: this.now(), challenge },
+      originOf(challenge.challengeId),
+      tx,
+    );
+    return events[0];
+  }
+
+  /** The edge's answer to a challenge (timed by the caller on the verifier's monotonic clock). */
+  async recordCommitment(
+    providerId: string,
+    challengeId: string,
+    answer: CommitmentAnswer,
+    bytes: { bytesSent: number; bytesReceived: number },
+  ): Promise<{ committed: boolean }> {
+    const { domainEvents } = await this.decide({
+      type: 'RecordCommitment',
+      providerId,
+      challengeId,
+      at: this.now(),
+      answer,
+      ...bytes,
+    });
+    this.count(domainEvents);
+    return { committed: domainEvents.some((e) => e.type === 'challenge.committed') };
+  }
+
+  /** The check of the edge's opening ends the challenge. */
+  async recordOpening(
+    providerId: string,
+    challengeId: string,
+    openedRows: readonly number[],
+    verdict: OpeningVerdict,
+    bytes: { bytesSent: number; bytesReceived: number },
+  ): Promise<void> {
+    const { domainEvents } = await this.decide({
+      type: 'RecordOpening',
+      providerId,
+      challengeId,
+      at: this.now(),
+      openedRows,
+      verdict,
+      ...bytes,
+    });
+    this.count(domainEvents);
+  }
+
+  /** Decides a challenge still out past its time `no-answer` (a restart lost it, or the edge never answered). */
+  async expireChallenge(providerId: string, challengeId: string, tx: Tx): Promise<void> {
+    const { domainEvents } = await this.decide(
+      { type: 'ExpireChallenge', providerId, challengeId, at: this.now() },
+      {},
+      tx,
+    );
+    this.count(domainEvents);
+  }
+
+  private count(events: readonly ProviderBenchmarkEvent[]): void {
+    for (const e of events)
+      if (e.type === 'provider.challenged') this.metrics.verdicts.inc({ verdict: `challenge-${e.data.outcome}` });
   }
 
   /**

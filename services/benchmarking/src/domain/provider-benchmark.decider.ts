@@ -13,6 +13,19 @@ import {
   type ProviderReliabilityChanged,
 } from '@gpunet/contracts';
 import { REFERENCE_TABLE_VERSION } from '@gpunet/edge-bench';
+import {
+  type ChallengeConclusion,
+  decideCommitment,
+  decideExpiry,
+  decideIssue,
+  decideOpening,
+  decideRegistration,
+  evolveGpuChallenge,
+  type GpuChallengeCommand,
+  type GpuChallengeEvent,
+  type GpuChallengeState,
+  initialGpuChallengeState,
+} from './gpu-challenge';
 import { afterFailure, afterMismatch, afterVerified, RELIABILITY } from './reliability';
 import { type Claim, verifyClaim } from './verification';
 
@@ -28,7 +41,8 @@ export type ProviderBenchmarkEvent =
   | DomainEvent<'gpu.benchmarked', PayloadOf<typeof GpuBenchmarked>>
   | DomainEvent<'provider.claim.verified', PayloadOf<typeof ProviderClaimVerified>>
   | DomainEvent<'provider.claim.mismatched', PayloadOf<typeof ProviderClaimMismatched>>
-  | DomainEvent<'provider.reliability-changed', PayloadOf<typeof ProviderReliabilityChanged>>;
+  | DomainEvent<'provider.reliability-changed', PayloadOf<typeof ProviderReliabilityChanged>>
+  | GpuChallengeEvent;
 
 interface Base {
   readonly providerId: string;
@@ -52,7 +66,8 @@ export type ProviderBenchmarkCommand =
       readonly claim: Claim;
     })
   | (Base & { readonly type: 'RecordDecline'; readonly detail: string })
-  | (Base & { readonly type: 'ExpireRequest' });
+  | (Base & { readonly type: 'ExpireRequest' })
+  | GpuChallengeCommand;
 
 export interface ProviderBenchmarkState {
   readonly pending: {
@@ -71,6 +86,8 @@ export interface ProviderBenchmarkState {
     readonly measuredAt: string;
     readonly expiresAt: string;
   } | null;
+  /** Its GPUs' verification and the challenge out. */
+  readonly challenges: GpuChallengeState;
 }
 
 export const initialProviderBenchmarkState: ProviderBenchmarkState = {
@@ -82,6 +99,7 @@ export const initialProviderBenchmarkState: ProviderBenchmarkState = {
   lastVerifiedAt: null,
   lastMismatchAt: null,
   lastProfile: null,
+  challenges: initialGpuChallengeState,
 };
 
 export class InvalidBenchmarkCommandError extends DomainError {
@@ -102,10 +120,75 @@ const reliabilityChanged = (
     ? []
     : [{ type: 'provider.reliability-changed', data: { providerId, score, previous, cause, at } }];
 
+/** A concluded challenge's events and what it does to the score: a pass like a verified run, a failure like a mismatch. */
+const withReliability = (
+  command: GpuChallengeCommand,
+  state: ProviderBenchmarkState,
+  conclusion: ChallengeConclusion | null,
+): ProviderBenchmarkEvent[] => {
+  if (conclusion === null) return [];
+  const { events, weight } = conclusion;
+  if (weight === 'excused' || events[0]?.type !== 'provider.challenged') return events;
+  return [
+    ...events,
+    ...(weight === 'passed'
+      ? reliabilityChanged(
+          command.providerId,
+          state.reliability,
+          afterVerified(state.reliability),
+          'challenge-passed',
+          command.at,
+        )
+      : reliabilityChanged(
+          command.providerId,
+          state.reliability,
+          afterMismatch(state.reliability),
+          'challenge-failed',
+          command.at,
+        )),
+  ];
+};
+
+const decideChallenge = (
+  command: GpuChallengeCommand,
+  state: ProviderBenchmarkState,
+): ProviderBenchmarkEvent[] => {
+  const s = state.challenges;
+  switch (command.type) {
+    case 'RegisterGpus':
+      return decideRegistration(command, s);
+    case 'IssueChallenge':
+      if (command.challenge.expiresAt <= command.at)
+        throw new InvalidBenchmarkCommandError('a challenge must expire after it is issued');
+      return decideIssue(command, s);
+    case 'RecordCommitment':
+      return withReliability(command, state, decideCommitment(command, s));
+    case 'RecordOpening':
+      return withReliability(command, state, decideOpening(command, s));
+    case 'ExpireChallenge':
+      return withReliability(command, state, decideExpiry(command, s));
+    default: {
+      const unknown: never = command;
+      throw new InvalidBenchmarkCommandError(`unknown command ${JSON.stringify(unknown)}`);
+    }
+  }
+};
+
+const CHALLENGE_COMMANDS: ReadonlySet<string> = new Set<GpuChallengeCommand['type']>([
+  'RegisterGpus',
+  'IssueChallenge',
+  'RecordCommitment',
+  'RecordOpening',
+  'ExpireChallenge',
+]);
+const isChallengeCommand = (c: ProviderBenchmarkCommand): c is GpuChallengeCommand =>
+  CHALLENGE_COMMANDS.has(c.type);
+
 const decide = (
   command: ProviderBenchmarkCommand,
   state: ProviderBenchmarkState,
 ): ProviderBenchmarkEvent[] => {
+  if (isChallengeCommand(command)) return decideChallenge(command, state);
   const { providerId, requestId, at } = command;
   switch (command.type) {
     case 'RequestBenchmark':
@@ -261,6 +344,11 @@ const evolve = (state: ProviderBenchmarkState, event: ProviderBenchmarkEvent): P
       return { ...state, mismatches: state.mismatches + 1, lastMismatchAt: event.data.at };
     case 'provider.reliability-changed':
       return { ...state, reliability: event.data.score };
+    case 'challenge.issued':
+    case 'challenge.committed':
+    case 'provider.challenged':
+    case 'gpu.verification-changed':
+      return { ...state, challenges: evolveGpuChallenge(state.challenges, event) };
     default: {
       const unknown: never = event;
       return unknown;

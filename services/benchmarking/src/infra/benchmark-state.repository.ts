@@ -71,6 +71,12 @@ export const projectBenchmarkEvents = async (
           event.data.score,
         ]);
         break;
+      case 'challenge.issued':
+      case 'challenge.committed':
+      case 'provider.challenged':
+      case 'gpu.verification-changed':
+        // Projected from the decision's state (`projectChallengeDecision`).
+        break;
       default: {
         const unknown: never = event;
         throw new Error(`unprojected event ${JSON.stringify(unknown)}`);

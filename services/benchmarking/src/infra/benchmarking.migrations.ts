@@ -134,7 +134,72 @@ export class BenchmarkingOverlayHosts1765000000000 implements MigrationInterface
   }
 }
 
+/**
+ * GPU challenges: each provider's GPUs with their verification status, the challenge out (at most
+ * one per provider, with the time by which it must be decided), the concluded challenges with their
+ * evidence, and the jobs whose GPUs are spot-checked (from settlement's funding, the scheduler's
+ * placement and execution's end, in whatever order they arrive).
+ */
+export class BenchmarkingChallenges1766000000000 implements MigrationInterface {
+  readonly name = 'BenchmarkingChallenges1766000000000';
+
+  async up(runner: QueryRunner): Promise<void> {
+    const s = migrationSchemaOf(runner);
+    await runner.query(`
+      CREATE TABLE "${s}".gpu_verification (
+        provider_id  text        NOT NULL,
+        gpu_uuid     text        NOT NULL,
+        position     integer     NOT NULL,
+        status       text        NOT NULL CHECK (status IN ('pending', 'verified', 'unverified', 'simulated')),
+        since        timestamptz NOT NULL,
+        challenge_id text,
+        PRIMARY KEY (provider_id, gpu_uuid)
+      )`);
+    await runner.query(`
+      CREATE TABLE "${s}".challenge_state (
+        provider_id          text        PRIMARY KEY,
+        pending_challenge_id text,
+        pending_expires_at   timestamptz,
+        last_challenge_at    timestamptz
+      )`);
+    await runner.query(
+      `CREATE INDEX challenge_pending ON "${s}".challenge_state (pending_expires_at) WHERE pending_challenge_id IS NOT NULL`,
+    );
+    await runner.query(`
+      CREATE TABLE "${s}".challenges (
+        challenge_id text        PRIMARY KEY,
+        provider_id  text        NOT NULL,
+        reason       text        NOT NULL,
+        job_id       text,
+        gpu_uuid     text        NOT NULL,
+        outcome      text        NOT NULL CHECK (outcome IN ('passed', 'failed')),
+        evidence     jsonb       NOT NULL,
+        at           timestamptz NOT NULL,
+        seq          bigserial
+      )`);
+    await runner.query(`CREATE INDEX challenges_newest ON "${s}".challenges (provider_id, at DESC, seq DESC)`);
+    await runner.query(`
+      CREATE TABLE "${s}".challenge_jobs (
+        job_id                   text             PRIMARY KEY,
+        spot_checks_per_gpu_hour double precision,
+        placement                jsonb,
+        attempt                  integer          NOT NULL DEFAULT 0,
+        ended                    boolean          NOT NULL DEFAULT false
+      )`);
+    await runner.query(
+      `CREATE INDEX challenge_jobs_running ON "${s}".challenge_jobs (job_id) WHERE NOT ended AND placement IS NOT NULL`,
+    );
+  }
+
+  async down(runner: QueryRunner): Promise<void> {
+    const s = migrationSchemaOf(runner);
+    for (const t of ['challenge_jobs', 'challenges', 'challenge_state', 'gpu_verification'])
+      await runner.query(`DROP TABLE "${s}".${t}`);
+  }
+}
+
 export const benchmarkingMigrations = [
   BenchmarkingProjections1764600000000,
   BenchmarkingOverlayHosts1765000000000,
+  BenchmarkingChallenges1766000000000,
 ];

@@ -14,7 +14,7 @@ import { RELIABILITY } from '../domain/reliability';
 /** A request as the query server hands it over: validated, defaults applied. */
 export type ServedRequest<Q extends QueryDefinition> = z.output<Q['request']>;
 
-interface ReliabilityRow {
+export interface ReliabilityRow {
   provider_id: string;
   reliability: number | null;
   mismatches: number | null;
@@ -24,7 +24,7 @@ interface ReliabilityRow {
   last_mismatch_at: Date | null;
 }
 
-const reliabilityOf = (r: ReliabilityRow): Reliability => ({
+export const reliabilityOf = (r: ReliabilityRow): Reliability => ({
   providerId: r.provider_id,
   score: r.reliability ?? RELIABILITY.INITIAL,
   mismatches: r.mismatches ?? 0,

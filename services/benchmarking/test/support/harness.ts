@@ -13,6 +13,8 @@ import {
 import { BenchmarkScheduler } from '../../src/app/benchmark.scheduler';
 import type { BenchmarkingConfig } from '../../src/app/benchmarking.config';
 import { BenchmarkingModule } from '../../src/app/benchmarking.module';
+import { ChallengeScheduler } from '../../src/app/challenge.scheduler';
+import type { ChallengeMath, MonotonicClock } from '../../src/app/challenge-math';
 import { CoordinateRefitter } from '../../src/app/coordinate-refitter.service';
 import { ProbeCycle } from '../../src/app/probe.cycle';
 
@@ -24,12 +26,21 @@ export interface BenchmarkingUnderTest {
   readonly scheduler: BenchmarkScheduler;
   readonly probes: ProbeCycle;
   readonly refitter: CoordinateRefitter;
+  readonly challenges: ChallengeScheduler;
   readonly clock: FakeClock;
   readonly metrics: Registry;
   readonly pg: PostgresTestSchema;
   readonly nats: NatsTestContext;
   readonly errors: string[];
   close(): Promise<void>;
+  /** Stops the service (as a crash or deploy would) and boots it again on the same schema and namespace. */
+  restart(): Promise<BenchmarkingUnderTest>;
+}
+
+/** What a suite may put in place of production's parts (each documented on `BenchmarkingModuleOptions`). */
+export interface HarnessParts {
+  readonly challengeMath?: ChallengeMath;
+  readonly monotonicClock?: MonotonicClock;
 }
 
 const silent = createLogger({
@@ -45,9 +56,21 @@ export const startBenchmarking = async (
   label: string,
   overrides: Partial<BenchmarkingConfig> = {},
   clock = new FakeClock(),
+  parts: HarnessParts = {},
 ): Promise<BenchmarkingUnderTest> => {
   const pg = await usePostgres({ label });
   const nats = await useNats({ label });
+  return boot(label, pg, nats, overrides, clock, parts);
+};
+
+const boot = async (
+  label: string,
+  pg: PostgresTestSchema,
+  nats: NatsTestContext,
+  overrides: Partial<BenchmarkingConfig>,
+  clock: FakeClock,
+  parts: HarnessParts,
+): Promise<BenchmarkingUnderTest> => {
   const errors: string[] = [];
   const config: BenchmarkingConfig = {
     ...serviceConnection(pg, nats),
@@ -76,6 +99,14 @@ export const startBenchmarking = async (
     // has to tell loopback from nothing: no peer of these suites is far away.
     lanRttUs: HARNESS_LAN_RTT_US,
     allowWhileBusy: false,
+    // Challenges only when a suite ticks them.
+    challengesEnabled: true,
+    challengeTickIntervalMs: 0,
+    challengeIdleIntervalMs: 6 * 3600_000,
+    maxChallengesPerTick: 50,
+    challengeLateGraceMs: 1_000,
+    challengeOpenTimeoutMs: 2_000,
+    challengePolicy: {},
     ...overrides,
   };
   const service = await runService({
@@ -85,6 +116,8 @@ export const startBenchmarking = async (
         config,
         clock,
         random: seededRandom(`benchmarking-${label}`).next,
+        randomBytes: seededBytes(seededRandom(`benchmarking-bytes-${label}`).next),
+        ...parts,
         metrics,
         onError: (e, c) => errors.push(`${c}: ${String(e)}`),
       }),
@@ -98,6 +131,7 @@ export const startBenchmarking = async (
     scheduler: service.app.get(BenchmarkScheduler),
     probes: service.app.get(ProbeCycle),
     refitter: service.app.get(CoordinateRefitter),
+    challenges: service.app.get(ChallengeScheduler),
     clock,
     metrics: service.context.metrics,
     pg,
@@ -108,5 +142,15 @@ export const startBenchmarking = async (
       await nats.cleanup();
       await pg.drop();
     },
+    restart: async () => {
+      await service.close();
+      return boot(label, pg, nats, overrides, clock, parts);
+    },
   };
 };
+
+/** Bytes from a seeded uniform source: reproducible seeds and openings. */
+const seededBytes =
+  (next: () => number) =>
+  (size: number): Uint8Array =>
+    Uint8Array.from({ length: size }, () => Math.floor(next() * 256));
