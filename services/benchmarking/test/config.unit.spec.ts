@@ -24,6 +24,61 @@ describe('configFromEnv', () => {
     });
   });
 
+  it('reads the challenge settings: on by default, the library’s policy unless overridden', () => {
+    const base = { DATABASE_URL: 'postgres://localhost/test' };
+    expect(configFromEnv(base)).toMatchObject({
+      challengesEnabled: true,
+      challengeTickIntervalMs: 60_000,
+      challengeIdleIntervalMs: 6 * 3600_000,
+      challengeLateGraceMs: 5_000,
+      challengeOpenTimeoutMs: 10_000,
+      maxChallengesPerTick: 50,
+      challengePolicy: {},
+    });
+    expect(
+      configFromEnv({
+        ...base,
+        BENCHMARKING_CHALLENGES: 'false',
+        BENCHMARKING_CHALLENGE_IDLE_INTERVAL: '2h',
+        BENCHMARKING_CHALLENGE_MAX_N: '4096',
+        BENCHMARKING_CHALLENGE_ALLOWANCE: '250ms',
+        BENCHMARKING_CHALLENGE_SLACK: '3',
+        BENCHMARKING_CHALLENGE_OPEN_ROWS: '8',
+      }),
+    ).toMatchObject({
+      challengesEnabled: false,
+      challengeIdleIntervalMs: 2 * 3600_000,
+      challengePolicy: { maxN: 4096, allowanceMs: 250, slack: 3, openRows: 8 },
+    });
+  });
+
+  it('names every bad challenge variable', () => {
+    const error = (() => {
+      try {
+        configFromEnv({
+          DATABASE_URL: 'postgres://localhost/test',
+          BENCHMARKING_CHALLENGES: 'yes',
+          BENCHMARKING_CHALLENGE_IDLE_INTERVAL: 'often',
+          BENCHMARKING_CHALLENGE_MAX_N: '1000',
+          BENCHMARKING_CHALLENGE_ALLOWANCE: 'a bit',
+          BENCHMARKING_CHALLENGE_SLACK: '0.5',
+          BENCHMARKING_CHALLENGE_OPEN_ROWS: '65',
+        });
+      } catch (e) {
+        return e;
+      }
+    })() as InvalidConfigError;
+    expect(error).toBeInstanceOf(InvalidConfigError);
+    expect(error.issues.map((i) => i.path).sort()).toEqual([
+      'BENCHMARKING_CHALLENGES',
+      'BENCHMARKING_CHALLENGE_ALLOWANCE',
+      'BENCHMARKING_CHALLENGE_IDLE_INTERVAL',
+      'BENCHMARKING_CHALLENGE_MAX_N',
+      'BENCHMARKING_CHALLENGE_OPEN_ROWS',
+      'BENCHMARKING_CHALLENGE_SLACK',
+    ]);
+  });
+
   it('names every bad variable', () => {
     const error = (() => {
       try {

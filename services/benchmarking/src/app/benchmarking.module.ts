@@ -118,7 +118,10 @@ export class BenchmarkingModule {
         { provide: BENCHMARKING_CONFIG, useValue: config },
         { provide: BENCHMARKING_METRICS, useValue: benchmarkingMetrics(metrics) },
         { provide: BENCHMARKING_RANDOM, useValue: options.random ?? Math.random },
-        { provide: BENCHMARKING_CHALLENGE_MATH, useValue: options.challengeMath ?? EDGE_BENCH_CHALLENGE_MATH },
+        {
+          provide: BENCHMARKING_CHALLENGE_MATH,
+          useValue: options.challengeMath ?? EDGE_BENCH_CHALLENGE_MATH,
+        },
         { provide: BENCHMARKING_MONOTONIC_CLOCK, useValue: options.monotonicClock ?? PERFORMANCE_CLOCK },
         {
           provide: BENCHMARKING_RANDOM_BYTES,

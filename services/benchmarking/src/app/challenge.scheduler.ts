@@ -3,11 +3,7 @@ import { EVENTING, type EventingRuntime } from '@gpunet/eventing';
 import { Inject, Injectable } from '@nestjs/common';
 import { type DueChallenge, dueChallenges } from '../domain/challenge-schedule';
 import { claimedFigure } from '../domain/claimed-figure';
-import {
-  challengeCandidates,
-  overdueChallenges,
-  tryLockChallengeTick,
-} from '../infra/challenges.repository';
+import { challengeCandidates, overdueChallenges, tryLockChallengeTick } from '../infra/challenges.repository';
 import type { BenchmarkingConfig } from './benchmarking.config';
 import {
   BENCHMARKING_CHALLENGE_MATH,
@@ -68,7 +64,8 @@ export class ChallengeScheduler extends PeriodicTask<ChallengeTickResult> {
     if (!this.config.challengesEnabled) return none;
     const now = this.eventing.clock.now();
     // The random draws cover the business time since the last tick (the first covers one interval).
-    const dtMs = this.lastTickMs === null ? this.config.challengeTickIntervalMs : now.getTime() - this.lastTickMs;
+    const dtMs =
+      this.lastTickMs === null ? this.config.challengeTickIntervalMs : now.getTime() - this.lastTickMs;
     const decided = await this.eventing.db.transaction(async (tx) => {
       if (!(await tryLockChallengeTick(tx))) return null;
       this.lastTickMs = now.getTime();
@@ -108,7 +105,10 @@ export class ChallengeScheduler extends PeriodicTask<ChallengeTickResult> {
           claimedTflops: figure.tflops,
           deadlineMs,
           expiresAt: new Date(
-            now.getTime() + deadlineMs + this.config.challengeLateGraceMs + this.config.challengeOpenTimeoutMs,
+            now.getTime() +
+              deadlineMs +
+              this.config.challengeLateGraceMs +
+              this.config.challengeOpenTimeoutMs,
           ).toISOString(),
         };
         const stored = await this.benchmarks.issueChallenge(d.providerId, challenge, tx);

@@ -18,7 +18,10 @@ import { ProviderBenchmarks } from './provider-benchmarks.service';
 /** A challenge as issued: what goes to the edge, and the stored event that caused it. */
 export interface IssuedChallenge {
   readonly providerId: string;
-  readonly challenge: Pick<PendingChallenge, 'challengeId' | 'gpuUuid' | 'seed' | 'n' | 'dtype' | 'deadlineMs'>;
+  readonly challenge: Pick<
+    PendingChallenge,
+    'challengeId' | 'gpuUuid' | 'seed' | 'n' | 'dtype' | 'deadlineMs'
+  >;
   readonly cause: Causation;
 }
 
@@ -87,7 +90,11 @@ export class GpuChallenges {
     let verdict: OpeningVerdict;
     if (open.kind !== 'reply') verdict = { ok: false, kind: open.kind, detail: open.detail };
     else if (open.reply.challengeId !== c.challengeId)
-      verdict = { ok: false, kind: 'malformed', detail: `the opening answers challenge ${open.reply.challengeId}` };
+      verdict = {
+        ok: false,
+        kind: 'malformed',
+        detail: `the opening answers challenge ${open.reply.challengeId}`,
+      };
     else if (open.reply.outcome === 'declined')
       verdict = { ok: false, kind: 'declined', detail: `${open.reply.code}: ${open.reply.message}` };
     else

@@ -1,4 +1,11 @@
-import { JobCancelled, JobCompleted, JobFailed, JobFunded, JobPlaced, type PayloadOf } from '@gpunet/contracts';
+import {
+  JobCancelled,
+  JobCompleted,
+  JobFailed,
+  JobFunded,
+  JobPlaced,
+  type PayloadOf,
+} from '@gpunet/contracts';
 import { durable, type EventContext } from '@gpunet/eventing';
 import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';

@@ -226,7 +226,8 @@ export class ProviderBenchmarks {
 
   private count(events: readonly ProviderBenchmarkEvent[]): void {
     for (const e of events)
-      if (e.type === 'provider.challenged') this.metrics.verdicts.inc({ verdict: `challenge-${e.data.outcome}` });
+      if (e.type === 'provider.challenged')
+        this.metrics.verdicts.inc({ verdict: `challenge-${e.data.outcome}` });
   }
 
   /**

@@ -60,7 +60,8 @@ export const dueChallenges = (
     const challengeable = v.gpus.filter((g) => g.status !== 'simulated');
     const running = new Map<string, { jobId: string; rate: number }>();
     for (const job of v.jobs)
-      for (const uuid of job.gpuUuids) running.set(uuid, { jobId: job.jobId, rate: job.spotChecksPerGpuHour });
+      for (const uuid of job.gpuUuids)
+        running.set(uuid, { jobId: job.jobId, rate: job.spotChecksPerGpuHour });
     for (const g of challengeable) {
       const draw = rng();
       const job = running.get(g.uuid);
@@ -69,7 +70,12 @@ export const dueChallenges = (
           candidates.push({ providerId: v.providerId, gpuUuid: g.uuid, reason: 'registration', jobId: null });
       } else if (job !== undefined) {
         if (draw < fires(job.rate / HOUR, dtMs))
-          candidates.push({ providerId: v.providerId, gpuUuid: g.uuid, reason: 'spot-check', jobId: job.jobId });
+          candidates.push({
+            providerId: v.providerId,
+            gpuUuid: g.uuid,
+            reason: 'spot-check',
+            jobId: job.jobId,
+          });
       } else if (!v.busy && v.jobs.length === 0 && policy.idleIntervalMs > 0) {
         if (draw < fires(1 / policy.idleIntervalMs, dtMs))
           candidates.push({ providerId: v.providerId, gpuUuid: g.uuid, reason: 'idle', jobId: null });

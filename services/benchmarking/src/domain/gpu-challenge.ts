@@ -49,7 +49,10 @@ export interface GpuVerification {
   readonly challengeId: string | null;
 }
 
-export type ChallengeIssuedData = Omit<PendingChallenge, 'root' | 'elapsedMs' | 'bytesSent' | 'bytesReceived'> & {
+export type ChallengeIssuedData = Omit<
+  PendingChallenge,
+  'root' | 'elapsedMs' | 'bytesSent' | 'bytesReceived'
+> & {
   readonly providerId: string;
   readonly at: string;
 };
@@ -65,7 +68,10 @@ export interface ChallengeCommittedData {
 }
 
 /** Events only the provider's stream keeps (never published). */
-export const PRIVATE_CHALLENGE_EVENTS: ReadonlySet<string> = new Set(['challenge.issued', 'challenge.committed']);
+export const PRIVATE_CHALLENGE_EVENTS: ReadonlySet<string> = new Set([
+  'challenge.issued',
+  'challenge.committed',
+]);
 
 export type GpuChallengeEvent =
   | DomainEvent<'challenge.issued', ChallengeIssuedData>
@@ -383,15 +389,15 @@ export const evolveGpuChallenge = (state: GpuChallengeState, event: GpuChallenge
       const before = new Map(state.gpus.map((g) => [g.uuid, g]));
       const { at, challengeId } = event.data;
       // The GPU a challenge concluded on takes the challenge as the reason for its status.
-      const challenged = challengeId !== null && state.concluded?.challengeId === challengeId ? state.concluded.gpuUuid : null;
+      const challenged =
+        challengeId !== null && state.concluded?.challengeId === challengeId ? state.concluded.gpuUuid : null;
       return {
         ...state,
         registered: true,
         gpus: event.data.gpus.map((g) => {
           const old = before.get(g.uuid);
           const kept = challengeId !== null && old !== undefined;
-          if (kept && old.status === g.status)
-            return g.uuid === challenged ? { ...old, challengeId } : old;
+          if (kept && old.status === g.status) return g.uuid === challenged ? { ...old, challengeId } : old;
           return {
             uuid: g.uuid,
             status: g.status,

@@ -177,7 +177,9 @@ export class BenchmarkingChallenges1766000000000 implements MigrationInterface {
         at           timestamptz NOT NULL,
         seq          bigserial
       )`);
-    await runner.query(`CREATE INDEX challenges_newest ON "${s}".challenges (provider_id, at DESC, seq DESC)`);
+    await runner.query(
+      `CREATE INDEX challenges_newest ON "${s}".challenges (provider_id, at DESC, seq DESC)`,
+    );
     await runner.query(`
       CREATE TABLE "${s}".challenge_jobs (
         job_id                   text             PRIMARY KEY,

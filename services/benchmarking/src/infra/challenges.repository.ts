@@ -31,10 +31,10 @@ export const projectChallengeDecision = async (
   const s = tx.schema;
   if (events.length === 0) return;
   if (events.some((e) => e.type === 'gpu.verification-changed')) {
-    await tx.execute(`DELETE FROM "${s}".gpu_verification WHERE provider_id = $1 AND NOT (gpu_uuid = ANY($2))`, [
-      providerId,
-      after.gpus.map((g) => g.uuid),
-    ]);
+    await tx.execute(
+      `DELETE FROM "${s}".gpu_verification WHERE provider_id = $1 AND NOT (gpu_uuid = ANY($2))`,
+      [providerId, after.gpus.map((g) => g.uuid)],
+    );
     for (const [position, g] of after.gpus.entries())
       await tx.execute(
         `INSERT INTO "${s}".gpu_verification (provider_id, gpu_uuid, position, status, since, challenge_id)
@@ -47,7 +47,12 @@ export const projectChallengeDecision = async (
     `INSERT INTO "${s}".challenge_state (provider_id, pending_challenge_id, pending_expires_at, last_challenge_at)
      VALUES ($1, $2, $3, $4)
      ON CONFLICT (provider_id) DO UPDATE SET pending_challenge_id = $2, pending_expires_at = $3, last_challenge_at = $4`,
-    [providerId, after.challenge?.challengeId ?? null, after.challenge?.expiresAt ?? null, after.lastChallengeAt],
+    [
+      providerId,
+      after.challenge?.challengeId ?? null,
+      after.challenge?.expiresAt ?? null,
+      after.lastChallengeAt,
+    ],
   );
   for (const e of events)
     if (e.type === 'provider.challenged')
@@ -139,7 +144,11 @@ export const challengeCandidates = async (tx: Tx, now: Date): Promise<ChallengeC
       jobs: jobs.flatMap((j) =>
         j.placement
           .filter((n) => n.providerId === r.provider_id)
-          .map((n) => ({ jobId: j.job_id, gpuUuids: n.gpuUuids, spotChecksPerGpuHour: j.spot_checks_per_gpu_hour })),
+          .map((n) => ({
+            jobId: j.job_id,
+            gpuUuids: n.gpuUuids,
+            spotChecksPerGpuHour: j.spot_checks_per_gpu_hour,
+          })),
       ),
     },
   }));
@@ -194,7 +203,12 @@ export const getProviderTrust = async (
     [providerId],
   );
   if (p === undefined) return { trust: null };
-  const gpus = await db.query<{ gpu_uuid: string; status: GpuVerificationStatus; since: Date; challenge_id: string | null }>(
+  const gpus = await db.query<{
+    gpu_uuid: string;
+    status: GpuVerificationStatus;
+    since: Date;
+    challenge_id: string | null;
+  }>(
     `SELECT gpu_uuid, status, since, challenge_id FROM "${s}".gpu_verification WHERE provider_id = $1 ORDER BY position`,
     [providerId],
   );
