@@ -5,6 +5,7 @@ import {
   FindGpuProfiles,
   FindReliability,
   GetNetworkEstimate,
+  GetProviderTrust,
   type NetworkCoordinatesRefitted,
   type PayloadOf,
   type ProviderClaimMismatched,
@@ -165,15 +166,18 @@ describe('benchmarking service (NATS + Postgres, simulated and CPU edges)', () =
     await svc?.close();
   });
 
-  it('serves its consumers under the durable names they always had, and the three queries', () => {
+  it('serves its consumers under the durable names they always had (and the job ones), and the four queries', () => {
     const served = svc.service.transport!.describe();
     expect(served.consumers.map((c) => [c.name, c.stream])).toEqual([
       ['benchmarking-discovery', 'DISCOVERY'],
       ['benchmarking-edge-reports', 'EDGE_BENCHMARKS'],
       ['benchmarking-job-overlays', 'EXECUTION'],
+      ['benchmarking-job-funding', 'SETTLEMENT'],
+      ['benchmarking-job-placements', 'SCHEDULER'],
+      ['benchmarking-job-ends', 'EXECUTION'],
     ]);
     expect([...served.queries].sort()).toEqual(
-      [FindGpuProfiles.name, FindReliability.name, GetNetworkEstimate.name].sort(),
+      [FindGpuProfiles.name, FindReliability.name, GetNetworkEstimate.name, GetProviderTrust.name].sort(),
     );
   });
 

@@ -59,7 +59,7 @@ const base = { providerId: PROVIDER, at: T1 } as const;
 const decided = (
   history: readonly ProviderBenchmarkEvent[],
   command: Parameters<typeof decider.decide>[0],
-): ProviderBenchmarkEvent[] => decider.decide(command, foldEvents(decider, history));
+): readonly ProviderBenchmarkEvent[] => decider.decide(command, foldEvents(decider, history));
 const bytes = { bytesSent: 200, bytesReceived: 150 };
 const evidence = {
   seed: SEED,
