@@ -61,6 +61,8 @@ export class ProviderBenchmarks {
     this.handler = eventing.commandHandler({
       decider: providerBenchmarkDecider,
       publishes: (e) => !PRIVATE_CHALLENGE_EVENTS.has(e.type),
+      // Spot checks make a provider's stream long; raise the format whenever the state's shape changes.
+      snapshots: { format: 1 },
       effects: async ({ tx, events, command, after }) => {
         await projectBenchmarkEvents(tx, events);
         await projectChallengeDecision(
