@@ -13,6 +13,7 @@ import {
   type OpenChallengeOnEdge,
   type PayloadOf,
   type ProviderChallenged,
+  ProviderInventoryChanged,
   ProviderRegistered,
   type RunChallengeOnEdge,
 } from '@gpunet/contracts';
@@ -506,6 +507,49 @@ describe('GPU challenges (NATS + Postgres, responders as edges)', () => {
     const { trust: t } = await trust(crashed.id);
     expect(t!.challenges[0]).toMatchObject({ challengeId: 'crash-1', outcome: 'failed' });
   }, 60_000);
+
+  it('sends every GPU back to pending when the hardware changes, and challenges them again', async () => {
+    const { host, inventory } = registered(honest.id, {
+      name: honest.name,
+      address: '127.0.0.1',
+      gpus: ['GPU-honest-0', 'GPU-honest-2'].map((uuid, i) => ({
+        ...simulatedGpu(i, H100, 16 * 1024 ** 3),
+        uuid,
+      })),
+      simulated: false,
+      at: clock.now().toISOString(),
+    });
+    const before = verification(honest.id).length;
+    await publishDiscoveryEvent(jetstream(svc.nats.nc), svc.nats.prefix, ProviderInventoryChanged, {
+      providerId: honest.id,
+      sequence: 2,
+      at: clock.now().toISOString(),
+      host,
+      inventory,
+    });
+    await events.waitFor(() => verification(honest.id).length > before, {
+      description: 'honest back to pending',
+    });
+    expect(verification(honest.id)[before]).toMatchObject({
+      cause: 'inventory-changed',
+      challengeId: null,
+      gpus: [
+        { uuid: 'GPU-honest-0', status: 'pending' },
+        { uuid: 'GPU-honest-2', status: 'pending' },
+      ],
+    });
+    const tick = await svc.challenges.tick();
+    expect(tick.challenged.filter((c) => c.providerId === honest.id)).toEqual([
+      expect.objectContaining({ reason: 'registration', gpuUuid: 'GPU-honest-0' }),
+    ]);
+    await events.waitFor(() => verification(honest.id).length > before + 1, {
+      description: 'honest re-verified',
+    });
+    expect(verification(honest.id)[before + 1]!.gpus).toEqual([
+      { uuid: 'GPU-honest-0', status: 'verified' },
+      { uuid: 'GPU-honest-2', status: 'pending' },
+    ]);
+  }, 30_000);
 
   it('reported no errors', () => {
     expect(svc.errors).toEqual([]);
