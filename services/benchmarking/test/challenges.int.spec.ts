@@ -15,6 +15,7 @@ import {
   type ProviderChallenged,
   ProviderInventoryChanged,
   ProviderRegistered,
+  ProviderReservationsChanged,
   type RunChallengeOnEdge,
 } from '@gpunet/contracts';
 import { EVENTING, type EventingRuntime, askQuery } from '@gpunet/eventing';
@@ -25,7 +26,12 @@ import type { Msg } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChallengeMath } from '../src/app/challenge-math';
 import { ProviderBenchmarks } from '../src/app/provider-benchmarks.service';
-import { publishDiscoveryEvent, registered, simulatedGpu } from './support/discovery-events';
+import {
+  publishDiscoveryEvent,
+  registered,
+  reservationsChanged,
+  simulatedGpu,
+} from './support/discovery-events';
 import { type BenchmarkingUnderTest, startBenchmarking } from './support/harness';
 import { publishEvent } from './support/publish-event';
 
@@ -37,12 +43,14 @@ import { publishEvent } from './support/publish-event';
  * all real.
  *
  * MATH DOUBLE — until the challenge library (libs/edge-bench `challenge.api.ts`) lands, the arithmetic
- * is `TOY_MATH` below, and the responders compute against it (`toyRow`). Every case in this file
- * goes through it; once the library is merged, the integrator removes `challengeMath: TOY_MATH`
- * from `startBenchmarking` and runs the same cases against the real edge agent (its challenge
- * responder) — the cases marked [REAL-LIBRARY] then prove the math too; the others
- * (late, never, refused, registration, simulated, spot checks, trust query, restart, dead letters)
- * do not depend on what the math computes.
+ * is `TOY_MATH` below (sizes, openings, the check), and the responders compute against it (`toyRow`).
+ * Every case in this file runs through it. Once the library is merged, the integrator removes
+ * `challengeMath: TOY_MATH` from `startBenchmarking` and answers with the real edge agent's challenge
+ * responder: the cases marked [REAL-LIBRARY] (an honest opening verifies; a tampered one is caught)
+ * then prove the math itself and SWITCH TO THE REAL LIBRARY. The others — late, never, refused,
+ * registration, simulated, spot checks, idle, the monotonic clock, the trust query, restart, dead
+ * letters, changed hardware — test the flow and depend on the double only for the sizes they assert
+ * (n = 64; deadlines 5 s / 10 ms), which become the real `sizeChallenge`'s.
  */
 
 const MIN = 60_000;
@@ -91,7 +99,7 @@ const TOY_MATH: ChallengeMath = {
   challengeEntry: () => 0,
 };
 
-type Behaviour = 'honest' | 'late' | 'never' | 'refuses' | 'tampers';
+type Behaviour = 'honest' | 'late' | 'never' | 'refuses' | 'tampers' | 'skews';
 
 interface Edge {
   readonly name: string;
@@ -104,6 +112,13 @@ interface Edge {
 
 describe('GPU challenges (NATS + Postgres, responders as edges)', () => {
   let svc: BenchmarkingUnderTest;
+  /**
+   * MONOTONIC DOUBLE: the verifier's clock is the real `performance.now()` plus `skewMs`, which only
+   * the `skews` edge moves (before it answers): a fake business clock cannot time a real reply, this
+   * one does, and lets a test move the verifier's own time without sleeping.
+   */
+  let skewMs = 0;
+  const monotonicClock = { nowMs: () => performance.now() + skewMs };
   const clock = new FakeClock(new Date('2030-01-01T00:00:00.000Z'));
   const events = new EventCollector<Envelope>('benchmarking events');
   const commands = new EventCollector<{ edge: string; subject: string; data: unknown }>('challenge commands');
@@ -132,7 +147,23 @@ describe('GPU challenges (NATS + Postgres, responders as edges)', () => {
   const tampers = edge('tampers', 'tampers', 1);
   const simulated = edge('simulated', 'honest', 1, H100, true);
   const crashed = edge('crashed', null, 1);
-  const edges = [honest, late, never, refuses, tampers, simulated, crashed];
+  // Registered in its own case, so that its challenge runs alone.
+  const skews = edge('skews', 'skews', 1);
+  const edges = [honest, late, never, refuses, tampers, simulated, crashed, skews];
+  const registeredAtStart = edges.filter((e) => e !== skews);
+  const register = (e: Edge) =>
+    publishDiscoveryEvent(
+      jetstream(svc.nats.nc),
+      svc.nats.prefix,
+      ProviderRegistered,
+      registered(e.id, {
+        name: e.name,
+        address: '127.0.0.1',
+        gpus: e.gpus.map((uuid, i) => ({ ...simulatedGpu(i, e.model, 16 * 1024 ** 3), uuid })),
+        simulated: e.simulated,
+        at: clock.now().toISOString(),
+      }),
+    );
   const nameOf = (id: string) => edges.find((e) => e.id === id)?.name ?? id;
   const seeds = new Map<string, string>();
 
@@ -147,6 +178,8 @@ describe('GPU challenges (NATS + Postgres, responders as edges)', () => {
           ? { outcome: 'declined', challengeId: c.challengeId, code: 'UNKNOWN_GPU', message: 'no such GPU' }
           : { outcome: 'committed', challengeId: c.challengeId, root: 'c'.repeat(64), edgeComputeMs: 1 };
       if (e.behaviour === 'never') return;
+      // The verifier's clock moves 6 s while the edge computes (the deadline is 5 s).
+      if (e.behaviour === 'skews') skewMs += 6_000;
       // A slow device: its answer comes 50 ms later, past its 10 ms deadline.
       if (e.behaviour === 'late') setTimeout(() => m.respond(JSON.stringify(commit)), 50);
       else m.respond(JSON.stringify(commit));
@@ -182,6 +215,7 @@ describe('GPU challenges (NATS + Postgres, responders as edges)', () => {
       clock,
       {
         challengeMath: TOY_MATH,
+        monotonicClock,
       },
     );
     svc.nats.nc.subscribe(`${svc.nats.prefix}.benchmarking.>`, {
@@ -200,19 +234,7 @@ describe('GPU challenges (NATS + Postgres, responders as edges)', () => {
       });
     }
     await svc.nats.nc.flush();
-    for (const e of edges)
-      await publishDiscoveryEvent(
-        jetstream(svc.nats.nc),
-        svc.nats.prefix,
-        ProviderRegistered,
-        registered(e.id, {
-          name: e.name,
-          address: '127.0.0.1',
-          gpus: e.gpus.map((uuid, i) => ({ ...simulatedGpu(i, e.model, 16 * 1024 ** 3), uuid })),
-          simulated: e.simulated,
-          at: clock.now().toISOString(),
-        }),
-      );
+    for (const e of registeredAtStart) await register(e);
   }, 60_000);
 
   afterAll(async () => {
@@ -220,7 +242,7 @@ describe('GPU challenges (NATS + Postgres, responders as edges)', () => {
   });
 
   it('puts a registered provider’s GPUs at pending and a simulated one’s at simulated', async () => {
-    for (const e of edges)
+    for (const e of registeredAtStart)
       await events.waitFor(() => verification(e.id).length === 1, { description: `${e.name} registered` });
     expect(verification(honest.id)[0]).toMatchObject({
       cause: 'registered',
@@ -407,6 +429,51 @@ describe('GPU challenges (NATS + Postgres, responders as edges)', () => {
       expect(tick.challenged.filter((c) => c.reason === 'spot-check')).toEqual([]);
     }
   }, 60_000);
+
+  it('challenges idle providers at random, about once per interval per GPU, never a busy one', async () => {
+    await publishDiscoveryEvent(
+      jetstream(svc.nats.nc),
+      svc.nats.prefix,
+      ProviderReservationsChanged,
+      reservationsChanged(refuses.id, 1, clock.now().toISOString(), 2),
+    );
+    await waitFor(
+      async () =>
+        (
+          await svc.pg.pool.query(`SELECT busy FROM "${svc.pg.schema}".providers WHERE provider_id = $1`, [
+            refuses.id,
+          ])
+        ).rows[0].busy === true,
+      { description: 'refuses busy' },
+    );
+    const idle: string[] = [];
+    // A day per tick against a 6 h mean: each GPU's draw fires with 1 − e⁻⁴ ≈ 98%.
+    for (let round = 0; round < 3; round++) {
+      clock.advance(24 * HOUR);
+      const tick = await svc.challenges.tick();
+      for (const c of tick.challenged) {
+        expect(c).toMatchObject({ reason: 'idle', jobId: null });
+        idle.push(nameOf(c.providerId));
+      }
+    }
+    expect(new Set(idle)).toEqual(new Set(['honest', 'late', 'never', 'tampers', 'crashed']));
+    expect(idle.length).toBeGreaterThanOrEqual(12);
+    await events.waitFor(() => challenged(honest.id).some((c) => c.reason === 'idle'), {
+      description: 'an idle challenge of honest published',
+    });
+  }, 60_000);
+
+  it('times an answer on the verifier’s monotonic clock: 6 s on it is late, however fast the reply', async () => {
+    await register(skews);
+    await events.waitFor(() => verification(skews.id).length === 1, { description: 'skews registered' });
+    // No business time passes: only the pending GPU is due.
+    const tick = await svc.challenges.tick();
+    expect(tick.challenged.map((c) => [nameOf(c.providerId), c.reason])).toEqual([['skews', 'registration']]);
+    await settle(skews.id, 1);
+    const [c] = challenged(skews.id);
+    expect(c!.evidence).toMatchObject({ deadlineMs: 5_000, failure: { kind: 'late' } });
+    expect(c!.evidence.elapsedMs).toBeGreaterThanOrEqual(6_000);
+  }, 30_000);
 
   it('dead-letters malformed job events with a reason naming the field, and keeps consuming', async () => {
     const js = jetstream(svc.nats.nc);
