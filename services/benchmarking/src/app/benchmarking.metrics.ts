@@ -2,11 +2,14 @@ import { defineCounter, defineHistogram, type Registry } from '@gpunet/telemetry
 import type { Counter, Histogram } from 'prom-client';
 
 export interface BenchmarkingMetrics {
-  /** Commands sent to edges, by kind (benchmark, probe) and the edge's answer (accepted, declined, unanswered). */
+  /**
+   * Commands sent to edges, by kind (benchmark, probe, challenge, challenge-open) and the edge's answer
+   * (accepted, declined, unanswered; for challenges committed, declined, no-answer, malformed, reply).
+   */
   readonly commands: Counter<'kind' | 'answer'>;
   /** Signed edge reports consumed, by kind and result (applied, ignored, or the reason they were refused). */
   readonly reports: Counter<'kind' | 'result'>;
-  /** Claim verifications, by verdict (verified, mismatched). */
+  /** Claim verifications and GPU challenges, by verdict (verified, mismatched, challenge-passed, challenge-failed). */
   readonly verdicts: Counter<'verdict'>;
   /** Link measurements recorded, however measured (direct probes, jobs' overlays). */
   readonly linksMeasured: Counter;
@@ -40,7 +43,7 @@ export const benchmarkingMetrics = (registry: Registry): BenchmarkingMetrics => 
     verdicts: defineCounter(registry, {
       subsystem: 'benchmarking',
       name: 'claim_verdicts',
-      help: 'Claim verifications, by verdict.',
+      help: 'Claim verifications and GPU challenges, by verdict.',
       labelNames: ['verdict'],
     }),
     linksMeasured: defineCounter(registry, {

@@ -28,6 +28,12 @@ export interface ChallengeTickResult {
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
 
 /**
+ * Beyond the waits of a run (deadline + grace, then the opening's timeout), so that another
+ * replica's tick never expires a challenge whose answers are still being recorded.
+ */
+const EXPIRY_MARGIN_MS = 60_000;
+
+/**
  * The challenge tick (every `challengeTickIntervalMs`, or `tick()`): decides the challenges out
  * past their time `no-answer` (what a restart left behind), then issues the ones due
  * (`dueChallenges`: registration, spot checks of running jobs, idle ones at random), each sized for
