@@ -114,7 +114,8 @@ export class ChallengeScheduler extends PeriodicTask<ChallengeTickResult> {
             now.getTime() +
               deadlineMs +
               this.config.challengeLateGraceMs +
-              this.config.challengeOpenTimeoutMs,
+              this.config.challengeOpenTimeoutMs +
+              EXPIRY_MARGIN_MS,
           ).toISOString(),
         };
         const stored = await this.benchmarks.issueChallenge(d.providerId, challenge, tx);
