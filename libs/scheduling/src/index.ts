@@ -5,6 +5,7 @@ export type {
   ComputeCapability,
   GpuInput,
   GpuVendor,
+  GpuVerification,
   HostInput,
   IntraHostLink,
   LinkInput,
@@ -16,6 +17,7 @@ export type {
   ProviderPolicy,
   SiteInput,
 } from './domain/model/snapshot-input';
+export { DEFAULT_RELIABILITY } from './domain/model/snapshot-input';
 export { PRECISIONS, type Precision } from './domain/model/precision';
 export {
   DEFAULT_WORKLOAD,
@@ -30,6 +32,8 @@ export {
   type PlacementStrategy,
   type Range,
   singleGang,
+  type TrustRequirement,
+  TRUST_ANY,
   type VendorRequirement,
   type WorkloadModel,
 } from './domain/model/request';

@@ -195,6 +195,44 @@ describe('unschedulable results explain themselves', () => {
     expect(r.reasons).toContainEqual(expect.objectContaining({ reason: FrameworkReason.GpusBusy, gpus: 2 }));
   });
 
+  it('untrusted GPUs: the sentence says which rule left them out and why', () => {
+    const mixed = createSnapshot(
+      cluster(
+        [
+          provider('sim', [host('x-sim', 'a', gpus(2, 'A100-80G', { simulated: true }))]),
+          provider('liar', [
+            host(
+              'x-liar',
+              'a',
+              gpus(2, 'A100-80G', {
+                verification: 'unverified',
+                verificationNote: 'challenge c-9 failed (late)',
+              }),
+            ),
+          ]),
+          provider('ok', [host('x-ok', 'a', gpus(1, 'A100-80G', { verification: 'verified' }))]),
+        ],
+        [site('a')],
+      ),
+    );
+    const trust = { simulatedGpus: 'refused', verifiedGpus: 'required', setBy: "subnet 'live'" } as const;
+    const r = run(mixed, { gpuCount: 2, trust });
+    // Not even with every GPU free; the scheduler still waits (a challenge may pass later).
+    expect(r.code).toBe('UnschedulableAndUnresolvable');
+    if (r.code === 'Success') return;
+    expect(r.message).toBe(
+      "2 GPUs asked; only 1 match not simulated, verified; free GPUs left out: 2 by simulated-gpus (simulated GPUs refused by subnet 'live'), 2 by verified-gpus (unverified: challenge c-9 failed (late); verified GPUs required by subnet 'live')",
+    );
+    expect(r.reasons).toContainEqual(
+      expect.objectContaining({ plugin: 'simulated-gpus', reason: 'SimulatedRefused', gpus: 2 }),
+    );
+    expect(r.reasons).toContainEqual(
+      expect.objectContaining({ plugin: 'verified-gpus', reason: 'Unverified', gpus: 2 }),
+    );
+    // The same cluster trusting every GPU places the job.
+    expect(run(mixed, { gpuCount: 2 }).code).toBe('Success');
+  });
+
   it('no such GPUs at all: UnschedulableAndUnresolvable', () => {
     const r = run(s, { gpuCount: 4, models: ['H100-SXM'] });
     expect(r.code).toBe('UnschedulableAndUnresolvable');
@@ -354,6 +392,61 @@ describe('determinism', () => {
       Array.from({ length: 20 }, (_, seed) => hostsOf(scheduleGang(s, 'job', gang, { seed }))[0]),
     );
     expect(chosen.size).toBeGreaterThan(3);
+  });
+
+  it.each(['pack', 'spread', 'any'] as const)(
+    '%s: the more reliable provider wins among identical hosts, whatever the seed',
+    (placement) => {
+      const scored = createSnapshot(
+        cluster(
+          Array.from({ length: 12 }, (_, i) =>
+            provider(`p${i}`, [host(`h${i}`, `s${i % 3}`, gpus(8))], {
+              policy: i === 7 ? { reliability: 0.95 } : i === 3 ? {} : { reliability: 0.5 },
+            }),
+          ),
+          [site('s0'), site('s1'), site('s2')],
+        ),
+      );
+      const one = gangRequest({ gpuCount: 4, maxNodes: 1, placement });
+      for (let seed = 0; seed < 20; seed++) {
+        const r = scheduleGang(scored, 'job', one, { seed, explain: true });
+        expect(hostsOf(r)).toEqual(['h7']);
+      }
+      // Unscored (p3) counts as the default 0.8: it beats 0.5 once p7 is gone.
+      const without7 = createSnapshot(
+        cluster(
+          Array.from({ length: 12 }, (_, i) => i)
+            .filter((i) => i !== 7)
+            .map((i) =>
+              provider(`p${i}`, [host(`h${i}`, `s${i % 3}`, gpus(8))], {
+                policy: i === 3 ? {} : { reliability: 0.5 },
+              }),
+            ),
+          [site('s0'), site('s1'), site('s2')],
+        ),
+      );
+      expect(hostsOf(scheduleGang(without7, 'job', one, { seed: 3 }))).toEqual(['h3']);
+    },
+  );
+
+  it('an alternative that lost on reliability says so', () => {
+    const two = createSnapshot(
+      cluster(
+        [
+          provider('low', [host('h-low', 's0', gpus(1))], { policy: { reliability: 0.2 } }),
+          provider('high', [host('h-high', 's0', gpus(1))], { policy: { reliability: 0.9 } }),
+        ],
+        [site('s0')],
+      ),
+    );
+    const r = scheduleGang(two, 'job', gangRequest({ gpuCount: 1 }), { seed: 1, explain: true });
+    expect(hostsOf(r)).toEqual(['h-high']);
+    if (r.code !== 'Success') throw new Error(r.message);
+    const alt = r.explanation!.allocations[0]!.alternatives[0]!;
+    expect(alt.lostOn).toBe('tie-break');
+    expect(alt.message).toBe(
+      'equal on every other count, but its providers are less reliable (0.20 vs 0.90)',
+    );
   });
 
   it('a sampled search of a large pool still finds the one host that fits', () => {

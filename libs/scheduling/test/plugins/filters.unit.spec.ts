@@ -17,19 +17,26 @@ import {
   ProviderPolicyReason,
   runtimeVersionFilter,
   RuntimeVersionReason,
+  simulatedGpusFilter,
+  SimulatedGpusReason,
   subnetFilter,
   SubnetReason,
   tflopsFilter,
   TflopsReason,
   vendorFilter,
   VendorReason,
+  verifiedGpusFilter,
+  VerifiedGpusReason,
   vramFilter,
   VramReason,
 } from '../../src';
-import { ctxOf, gpu, oneHost, GB } from '../fixtures';
+import { ctxOf, firstHost, gpu, oneHost, GB } from '../fixtures';
 import { expectVerdict, type FilterCase } from './helpers';
 
 const U = 'UnschedulableAndUnresolvable' as const;
+const refused = { simulatedGpus: 'refused', verifiedGpus: 'optional', setBy: "subnet 'live'" } as const;
+const required = { simulatedGpus: 'allowed', verifiedGpus: 'required', setBy: "subnet 'live'" } as const;
+const strict = { ...refused, verifiedGpus: 'required' } as const;
 
 const tables: [FilterPlugin, FilterCase[]][] = [
   [
@@ -304,7 +311,88 @@ const tables: [FilterPlugin, FilterCase[]][] = [
       },
     ],
   ],
+  [
+    simulatedGpusFilter,
+    [
+      { name: 'allowed: inactive', inactive: true, expect: 'Success' },
+      { name: 'refused: a detected GPU passes', request: { trust: refused }, expect: 'Success' },
+      {
+        name: 'refused: a simulated GPU never serves',
+        request: { trust: refused },
+        gpu: { simulated: true },
+        expect: [U, SimulatedGpusReason.SimulatedRefused],
+      },
+      {
+        name: 'refused: verification `simulated` counts as simulated',
+        request: { trust: refused },
+        gpu: { verification: 'simulated' },
+        expect: [U, SimulatedGpusReason.SimulatedRefused],
+      },
+    ],
+  ],
+  [
+    verifiedGpusFilter,
+    [
+      { name: 'optional: inactive', inactive: true, expect: 'Success' },
+      {
+        name: 'required: verified passes',
+        request: { trust: required },
+        gpu: { verification: 'verified' },
+        expect: 'Success',
+      },
+      {
+        name: 'required: unverified waits',
+        request: { trust: required },
+        gpu: { verification: 'unverified', verificationNote: 'challenge c-1 failed (late)' },
+        expect: ['Unschedulable', VerifiedGpusReason.Unverified],
+      },
+      {
+        name: 'required: pending waits',
+        request: { trust: required },
+        gpu: { verification: 'pending' },
+        expect: ['Unschedulable', VerifiedGpusReason.VerificationPending],
+      },
+      {
+        name: 'required: nothing reported waits',
+        request: { trust: required },
+        expect: ['Unschedulable', VerifiedGpusReason.VerificationUnknown],
+      },
+      {
+        name: 'required: a simulated GPU is left to simulated-gpus',
+        request: { trust: required },
+        gpu: { simulated: true },
+        expect: 'Success',
+      },
+      {
+        name: 'required and refused: a simulated GPU passes here (simulated-gpus refuses it)',
+        request: { trust: strict },
+        gpu: { simulated: true, verification: 'simulated' },
+        expect: 'Success',
+      },
+    ],
+  ],
 ];
+
+describe('trust filters say why, naming the rule and the challenge', () => {
+  it.each([
+    [simulatedGpusFilter, { simulated: true }, "simulated GPUs refused by subnet 'live'"],
+    [
+      verifiedGpusFilter,
+      { verification: 'unverified', verificationNote: 'challenge c-1 failed (late)' },
+      "unverified: challenge c-1 failed (late); verified GPUs required by subnet 'live'",
+    ],
+    [
+      verifiedGpusFilter,
+      { verification: 'pending' },
+      "pending: not challenged yet; verified GPUs required by subnet 'live'",
+    ],
+  ] as const)('%s: %j', (plugin, g, message) => {
+    const snapshot = oneHost([gpu('A100-80G', g)]);
+    const { host, provider, gpus } = firstHost(snapshot);
+    const predicate = plugin.gpuFilter!(ctxOf(snapshot, { trust: strict }))!;
+    expect(predicate(gpus[0]!, host, provider).message).toBe(message);
+  });
+});
 
 describe.each(tables.map(([plugin, cases]) => [plugin.name, plugin, cases] as const))(
   '%s filter',
@@ -336,6 +424,8 @@ describe('filter descriptions read as requirements', () => {
       'in EU, not in AS64512',
     ],
     [pinnedProviderFilter, { pinnedProvider: 'p7' }, "on provider 'p7'"],
+    [simulatedGpusFilter, { trust: refused }, 'not simulated'],
+    [verifiedGpusFilter, { trust: required }, 'verified'],
   ] as const)('%s: %j → %s', (plugin, request, phrase) => {
     expect(plugin.describe(ctxOf(snapshot, request))).toBe(phrase);
   });

@@ -16,6 +16,8 @@ export interface PoolHost extends ScoredHost {
   readonly providerIndex: number;
   readonly siteIndex: number;
   readonly nicBandwidthBps: number;
+  /** Its provider's reliability (0 … 1): breaks ties before the seeded key. */
+  readonly reliability: number;
   /** Seeded tie-break key. */
   readonly tie: number;
   /** Weighted, normalized score, 0–100. */
@@ -64,6 +66,8 @@ export interface CandidateGang {
   readonly pricePerHourMinor: number;
   /** GPU-weighted mean of the members' scores. */
   readonly score: number;
+  /** GPU-weighted mean of the members' providers' reliability. */
+  readonly reliability: number;
   readonly tie: number;
   /** The order gangs are compared in (lexicographic, smaller is better). */
   readonly key: readonly number[];
@@ -96,7 +100,7 @@ const stepBucket = (stepUs: number, tolerance: number): number =>
  * - pack: fastest predicted step (within the tolerance), then cheapest, then best score, fewest nodes;
  * - spread: most nodes, then as pack;
  * - any: cheapest, then as pack.
- * The seeded tie key comes last.
+ * Among gangs equal on all of that the more reliable providers win; the seeded tie key comes last.
  */
 export const gangKey = (
   placement: PlacementStrategy,
@@ -105,22 +109,26 @@ export const gangKey = (
   price: number,
   score: number,
   nodes: number,
+  reliability: number,
   tie: number,
 ): number[] => {
   const bucket = stepBucket(stepUs, tolerance);
   switch (placement) {
     case 'pack':
-      return [bucket, price, -score, nodes, tie];
+      return [bucket, price, -score, nodes, -reliability, tie];
     case 'spread':
-      return [-nodes, bucket, price, -score, tie];
+      return [-nodes, bucket, price, -score, -reliability, tie];
     case 'any':
-      return [price, bucket, -score, nodes, tie];
+      return [price, bucket, -score, nodes, -reliability, tie];
     default: {
       const never: never = placement;
       return never;
     }
   }
 };
+
+/** Hosts otherwise equal: the more reliable provider first, then the seeded key. */
+export const tieOrder = (a: PoolHost, b: PoolHost): number => b.reliability - a.reliability || a.tie - b.tie;
 
 export const compareKeys = (a: readonly number[], b: readonly number[]): number => {
   for (let i = 0; i < a.length; i++) {
@@ -140,6 +148,7 @@ export const evaluateGang = (
   let price = 0;
   let weighted = 0;
   let gpuCount = 0;
+  let reliable = 0;
   let tie = 0;
   for (let i = 0; i < members.length; i++) {
     const m = members[i]!;
@@ -147,6 +156,7 @@ export const evaluateGang = (
     slowest = Math.min(slowest, m.speeds[n - 1]!);
     for (let j = 0; j < n; j++) price += m.prices[j]!;
     weighted += m.score * n;
+    reliable += m.reliability * n;
     gpuCount += n;
     tie = (tie + m.tie) >>> 0;
   }
@@ -162,6 +172,7 @@ export const evaluateGang = (
     network,
   );
   const score = gpuCount === 0 ? 0 : weighted / gpuCount;
+  const reliability = gpuCount === 0 ? 0 : reliable / gpuCount;
   return {
     members,
     counts,
@@ -170,6 +181,7 @@ export const evaluateGang = (
     network,
     pricePerHourMinor: price,
     score,
+    reliability,
     tie,
     key: gangKey(
       ctx.request.placement,
@@ -178,6 +190,7 @@ export const evaluateGang = (
       price,
       score,
       members.length,
+      reliability,
       tie,
     ),
   };

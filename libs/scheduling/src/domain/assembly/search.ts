@@ -6,6 +6,7 @@ import {
   compareKeys,
   evaluateGang,
   gangKey,
+  tieOrder,
   type PoolHost,
 } from './gang';
 import { distribute, type ShapeLimits } from './shape';
@@ -223,7 +224,16 @@ export class GangSearch {
         computeUs(workload, h.speeds[total - 1]!) + ringUs(bits, total, link.bandwidthBps, link.latencyUs);
       let price = 0;
       for (let j = 0; j < total; j++) price += h.prices[j]!;
-      const key = gangKey(request.placement, options.stepTimeTolerance, step, price, h.score, 1, h.tie);
+      const key = gangKey(
+        request.placement,
+        options.stepTimeTolerance,
+        step,
+        price,
+        h.score,
+        1,
+        h.reliability,
+        h.tie,
+      );
       if (this.out.accepts(key) || this.local.accepts(key)) this.offer(evaluateGang(this.ctx, [h], [total]));
     }
   }
@@ -262,7 +272,7 @@ export class GangSearch {
       caps[b]! - caps[a]! ||
       hb.nicBandwidthBps - ha.nicBandwidthBps ||
       hb.score - ha.score ||
-      ha.tie - hb.tie ||
+      tieOrder(ha, hb) ||
       a - b
     );
   }
@@ -406,7 +416,7 @@ export class GangSearch {
             .filter((i) => caps[i]! > 0)
             .sort(
               (a, b) =>
-                this.hosts[b]!.score - this.hosts[a]!.score || this.hosts[a]!.tie - this.hosts[b]!.tie,
+                this.hosts[b]!.score - this.hosts[a]!.score || tieOrder(this.hosts[a]!, this.hosts[b]!),
             ),
         );
       this.fill(order, caps, target);
@@ -422,7 +432,9 @@ export class GangSearch {
       .sort((a, b) => {
         const ha = this.hosts[a]!;
         const hb = this.hosts[b]!;
-        return ha.prices[0]! - hb.prices[0]! || caps[b]! - caps[a]! || hb.score - ha.score || ha.tie - hb.tie;
+        return (
+          ha.prices[0]! - hb.prices[0]! || caps[b]! - caps[a]! || hb.score - ha.score || tieOrder(ha, hb)
+        );
       });
     this.fill(order, caps);
   }
@@ -574,7 +586,7 @@ export class GangSearch {
     return out
       .sort(
         (a, b) =>
-          b.cap - a.cap || b.h.speeds[0]! - a.h.speeds[0]! || b.h.score - a.h.score || a.h.tie - b.h.tie,
+          b.cap - a.cap || b.h.speeds[0]! - a.h.speeds[0]! || b.h.score - a.h.score || tieOrder(a.h, b.h),
       )
       .slice(0, SWAP_ALTERNATIVES)
       .map((x) => x.h);

@@ -50,6 +50,7 @@ export const filterKey = (r: GangRequest): string =>
     r.subnet,
     r.location,
     r.pinnedProvider,
+    r.trust,
     r.gpusPerRank,
     r.gpusPerNode?.min ?? null,
   ]);

@@ -32,9 +32,9 @@ export interface ExplainInput {
 
 /** Per strategy: what each position of the comparison key (`gangKey`) stands for. */
 const KEY_MEANING: Record<PlacementStrategy, readonly Exclude<LossReason, 'constraint' | 'ensemble'>[]> = {
-  pack: ['slower', 'pricier', 'lower-score', 'more-nodes', 'tie-break'],
-  spread: ['fewer-nodes', 'slower', 'pricier', 'lower-score', 'tie-break'],
-  any: ['pricier', 'slower', 'lower-score', 'more-nodes', 'tie-break'],
+  pack: ['slower', 'pricier', 'lower-score', 'more-nodes', 'tie-break', 'tie-break'],
+  spread: ['fewer-nodes', 'slower', 'pricier', 'lower-score', 'tie-break', 'tie-break'],
+  any: ['pricier', 'slower', 'lower-score', 'more-nodes', 'tie-break', 'tie-break'],
 };
 
 /**
@@ -186,7 +186,9 @@ const lossMessage = (
     case 'fewer-nodes':
       return `spread asked: ${rival.members.length} nodes vs ${chosen.members.length}`;
     case 'tie-break':
-      return 'equal on every count; the seeded tie-break chose the other';
+      return rival.reliability < chosen.reliability
+        ? `equal on every other count, but its providers are less reliable (${rival.reliability.toFixed(2)} vs ${chosen.reliability.toFixed(2)})`
+        : 'equal on every count; the seeded tie-break chose the other';
     case 'ensemble':
       return "ranked better alone, but the ensemble's other allocations did not fit beside it";
     default: {

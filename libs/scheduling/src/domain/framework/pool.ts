@@ -3,6 +3,7 @@ import { gpuPrices } from '../objective/price';
 import { gpuSpeeds } from '../objective/step-time';
 import { tieKey } from '../random/prng';
 import type { Precision } from '../model/precision';
+import { DEFAULT_RELIABILITY } from '../model/snapshot-input';
 import {
   type ClusterSnapshot,
   type CompiledGpu,
@@ -15,6 +16,10 @@ import type { Eligibility } from './eligibility';
 import type { WeightedScore } from './plugin';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** A provider's reliability as the tie-break uses it: the default when unscored, clamped to 0 … 1. */
+const reliabilityOf = (r: number | undefined): number =>
+  r === undefined || !Number.isFinite(r) ? DEFAULT_RELIABILITY : Math.min(1, Math.max(0, r));
 
 /** Each host's GPUs, fastest first at a precision: global GPU indices laid out like `inventory.gpus` (memoized). */
 const speedOrder = (inv: Inventory, precision: Precision): Int32Array =>
@@ -103,6 +108,7 @@ export const buildPool = (
         providerIndex: host.providerIndex,
         siteIndex: host.siteIndex,
         nicBandwidthBps: host.nicBandwidthBps,
+        reliability: reliabilityOf(inv.providers[host.providerIndex]!.policy.reliability),
         tie: tieKey(seed, h),
         score: 0,
       });

@@ -16,9 +16,11 @@ import { priceScore } from '../plugins/price/price.score';
 import { providerPolicyFilter } from '../plugins/provider-policy/provider-policy.filter';
 import { requestShapePreFilter } from '../plugins/request-shape/request-shape.prefilter';
 import { runtimeVersionFilter } from '../plugins/runtime-version/runtime-version.filter';
+import { simulatedGpusFilter } from '../plugins/simulated-gpus/simulated-gpus.filter';
 import { subnetFilter } from '../plugins/subnet/subnet.filter';
 import { tflopsFilter } from '../plugins/tflops/tflops.filter';
 import { vendorFilter } from '../plugins/vendor/vendor.filter';
+import { verifiedGpusFilter } from '../plugins/verified-gpus/verified-gpus.filter';
 import { vramFilter } from '../plugins/vram/vram.filter';
 import type { PluginRegistry } from './plugin';
 
@@ -42,6 +44,9 @@ export const defaultRegistry: PluginRegistry = Object.freeze({
     runtimeVersionFilter,
     tflopsFilter,
     priceCapFilter,
+    // Last: a GPU is counted as refused for trust only when it would otherwise serve the request.
+    simulatedGpusFilter,
+    verifiedGpusFilter,
   ],
   scores: [
     { plugin: binPackingScore, weight: 3 },

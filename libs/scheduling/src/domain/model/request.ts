@@ -78,6 +78,8 @@ export interface GangRequest {
   readonly location: LocationRequirement;
   /** Pin to one provider (the spec's `nodes.<n>.peer`); null = any. */
   readonly pinnedProvider: string | null;
+  /** Whose GPUs may serve it: simulated ones, unverified ones. Default `TRUST_ANY`. */
+  readonly trust: TrustRequirement;
   /** null = the default workload (`DEFAULT_WORKLOAD`). */
   readonly workload: WorkloadModel | null;
 }
@@ -88,6 +90,26 @@ export interface EdgeConstraint {
   readonly maxRttUs: number | null;
   readonly minBandwidthBps: number | null;
 }
+
+/**
+ * Which GPUs a request trusts. `verifiedGpus` governs GPUs that are not simulated; simulated GPUs
+ * (never challenged, so never verified) are governed by `simulatedGpus` alone.
+ */
+export interface TrustRequirement {
+  /** `refused`: GPUs declared by simulated edges are not placed. */
+  readonly simulatedGpus: 'allowed' | 'refused';
+  /** `required`: a GPU that is not simulated is placed only when its verification is `verified`. */
+  readonly verifiedGpus: 'required' | 'optional';
+  /** Whose rules these are, named in reasons (`subnet 'demo'`); null: the request's own. */
+  readonly setBy: string | null;
+}
+
+/** Every GPU trusted (synthetic clusters, the bench: nothing there is challenged). */
+export const TRUST_ANY: TrustRequirement = Object.freeze({
+  simulatedGpus: 'allowed',
+  verifiedGpus: 'optional',
+  setBy: null,
+});
 
 /** Several allocations placed as a whole or not at all. */
 export interface EnsembleRequest {
@@ -132,6 +154,7 @@ export const gangRequest = (init: Partial<GangRequest> & { readonly gpuCount: nu
   subnet: null,
   location: { accept: [], reject: [] },
   pinnedProvider: null,
+  trust: TRUST_ANY,
   workload: null,
   ...init,
 });

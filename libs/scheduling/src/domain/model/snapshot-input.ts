@@ -37,7 +37,22 @@ export interface GpuInput {
   readonly tflopsMeasuredAt?: string | null;
   /** The placement (job) id holding this GPU, or null when free. */
   readonly reservedBy: string | null;
+  /** Declared by a simulated edge, not detected: placed only where the request allows it. Default false. */
+  readonly simulated?: boolean;
+  /**
+   * Where the GPU's challenges leave it (`verified`: its last challenge passed); null or absent when
+   * nothing was reported. Read only by requests that require verified GPUs.
+   */
+  readonly verification?: GpuVerification | null;
+  /** Why it stands there, in words for reasons (`challenge c-1 failed (late)`); null when nothing to say. */
+  readonly verificationNote?: string | null;
 }
+
+/**
+ * `pending`: not challenged yet; `verified`: its last challenge passed; `unverified`: a challenge
+ * failed; `simulated`: declared by a simulated edge (never challenged, never verified).
+ */
+export type GpuVerification = 'pending' | 'verified' | 'unverified' | 'simulated';
 
 export interface IntraHostLink {
   /** NVLink/xGMI when the GPUs are linked, else PCIe. Informational; the numbers below decide. */
@@ -93,7 +108,16 @@ export interface ProviderPolicy {
   readonly defaultPricePerGpuHourMinor: number | null;
   /** Subnets the provider serves. A job without a subnet may use any provider. */
   readonly subnets: readonly string[];
+  /**
+   * How far the provider's checks have held, 0 (never trust) … 1 (every check passed): among gangs
+   * equal on every other count, the more reliable wins before the seeded tie-break. Default
+   * `DEFAULT_RELIABILITY`.
+   */
+  readonly reliability?: number;
 }
+
+/** The reliability of a provider nothing has scored yet (benchmarking starts every provider here). */
+export const DEFAULT_RELIABILITY = 0.8;
 
 export interface ProviderInput {
   readonly id: string;

@@ -48,7 +48,13 @@ export {
   RuntimeVersionReason,
   runtimeVersionFilter,
 } from './runtime-version/runtime-version.filter';
+export {
+  SIMULATED_GPUS,
+  SimulatedGpusReason,
+  simulatedGpusFilter,
+} from './simulated-gpus/simulated-gpus.filter';
 export { SUBNET, SubnetReason, subnetFilter } from './subnet/subnet.filter';
 export { TFLOPS, TflopsReason, tflopsFilter } from './tflops/tflops.filter';
 export { VENDOR, VendorReason, vendorFilter } from './vendor/vendor.filter';
+export { VERIFIED_GPUS, VerifiedGpusReason, verifiedGpusFilter } from './verified-gpus/verified-gpus.filter';
 export { VRAM, VramReason, vramFilter } from './vram/vram.filter';

@@ -5,6 +5,7 @@ import type {
   ClusterSnapshotInput,
   ComputeCapability,
   GpuVendor,
+  GpuVerification,
   IntraHostLink,
   LinkInput,
   NetworkCoordinate,
@@ -32,6 +33,10 @@ export interface CompiledGpu {
   readonly tflopsMeasured: boolean;
   /** When `tflops` were measured (ISO 8601); null for reference figures or when unknown. */
   readonly tflopsMeasuredAt: string | null;
+  readonly simulated: boolean;
+  /** null: nothing reported. */
+  readonly verification: GpuVerification | null;
+  readonly verificationNote: string | null;
 }
 
 export interface CompiledHost {
@@ -231,6 +236,9 @@ export const createSnapshot = (input: ClusterSnapshotInput): ClusterSnapshot => 
           tflops: g.tflops,
           tflopsMeasured: g.tflopsMeasured,
           tflopsMeasuredAt: g.tflopsMeasured ? (g.tflopsMeasuredAt ?? null) : null,
+          simulated: g.simulated === true || g.verification === 'simulated',
+          verification: g.verification ?? null,
+          verificationNote: g.verificationNote ?? null,
         });
         if (g.reservedBy === null) free |= 1 << local;
         else anyReserved = true;
