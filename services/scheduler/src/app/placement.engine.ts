@@ -638,35 +638,56 @@ export class PlacementEngine {
       plan.allocations.map((a) => this.options.ports.findCandidates(a.query, entry.state.excluded)),
     );
     if (!awaitsRound(entry.state)) return; // cancelled meanwhile
-    const offered = new Map(
-      plan.allocations.map((a, i) => [
-        a.gang.name,
-        new Set(answers[i]!.flatMap((c) => c.gpus.map((g) => g.uuid))),
-      ]),
-    );
-    // One allocation: its CPU/memory per rank caps what a provider can give. An ensemble shares the
-    // snapshot, so the edges' own CPU/memory checks (a decline, then a retry without them) decide.
-    const only = plan.allocations.length === 1 ? plan.allocations[0] : undefined;
-    const candidates = mergeCandidates(answers);
-    const measurements = this.options.measurements
-      ? await this.options.measurements(candidates.map((c) => c.providerId))
-      : NO_MEASUREMENTS;
+    const round = async (lists: readonly (readonly CandidateProvider[])[]) => {
+      const offered = new Map(
+        plan.allocations.map((a, i) => [
+          a.gang.name,
+          new Set(lists[i]!.flatMap((c) => c.gpus.map((g) => g.uuid))),
+        ]),
+      );
+      // One allocation: its CPU/memory per rank caps what a provider can give. An ensemble shares
+      // the snapshot, so the edges' own CPU/memory checks (a decline, then a retry without them) decide.
+      const only = plan.allocations.length === 1 ? plan.allocations[0] : undefined;
+      const candidates = mergeCandidates(lists);
+      const measurements = this.options.measurements
+        ? await this.options.measurements(candidates.map((c) => c.providerId))
+        : NO_MEASUREMENTS;
+      const input = snapshotInput(
+        candidates,
+        plan.gpuClasses,
+        this.held,
+        jobId,
+        only ? rankCapacity(only.perRank, only.gang.gpusPerRank) : undefined,
+        { measurements, atMs: this.options.clock.now().getTime() },
+      );
+      return schedule(
+        createSnapshot(input),
+        {
+          id: jobId,
+          allocations: plan.allocations.map((a) => a.gang),
+          edgeConstraints: plan.edgeConstraints,
+        },
+        // Explained every time: a person asks why only later, and the snapshot is gone by then.
+        { seed: entry.state.attempt + 1, registry: placementRegistry(offered), explain: true },
+      );
+    };
+    let result = await round(answers);
     if (!awaitsRound(entry.state)) return; // cancelled meanwhile
-    const input = snapshotInput(
-      candidates,
-      plan.gpuClasses,
-      this.held,
-      jobId,
-      only ? rankCapacity(only.perRank, only.gang.gpusPerRank) : undefined,
-      { measurements, atMs: this.options.clock.now().getTime() },
-    );
-    const registry = placementRegistry(offered);
-    const result = schedule(
-      createSnapshot(input),
-      { id: jobId, allocations: plan.allocations.map((a) => a.gang), edgeConstraints: plan.edgeConstraints },
-      // Explained every time: a person asks why only later, and the snapshot is gone by then.
-      { seed: entry.state.attempt + 1, registry, explain: true },
-    );
+    if (result.code !== 'Success' && plan.allocations.some((a) => !a.query.includeSimulated)) {
+      // Discovery was not asked for simulated GPUs the subnet refuses. A job that waits says whether
+      // they are why: asked once more with them, the core counts them under `simulated-gpus`.
+      const withSimulated = await Promise.all(
+        plan.allocations.map((a) =>
+          this.options.ports.findCandidates({ ...a.query, includeSimulated: true }, entry.state.excluded),
+        ),
+      );
+      if (!awaitsRound(entry.state)) return; // cancelled meanwhile
+      if (withSimulated.some((list, i) => list.length > answers[i]!.length)) {
+        const explained = await round(withSimulated);
+        if (!awaitsRound(entry.state)) return; // cancelled meanwhile
+        if (explained.code !== 'Success') result = explained;
+      }
+    }
     if (result.code !== 'Success') {
       // The snapshot holds only what discovery offers now (free GPUs), so "no cluster could hold
       // it" means "not now" unless the request itself is malformed: wait for capacity then.

@@ -1,10 +1,15 @@
 import {
+  type ChallengeFailureKind,
   type GpuBenchmarked,
+  type GpuVerificationChanged,
+  type GpuVerificationStatus,
   type LinkMeasured,
   MATMUL_PRECISIONS,
   type MatmulPrecision,
   type NetworkCoordinatesRefitted,
   type PayloadOf,
+  type ProviderChallenged,
+  type ProviderReliabilityChanged,
 } from '@gpunet/contracts';
 
 /*
@@ -62,18 +67,54 @@ export interface CoordinateRow {
   readonly expiresAtMs: number;
 }
 
+/** A provider's GPUs' verification (`gpu.verification-changed`), the newest per provider. */
+export interface VerificationRow {
+  readonly providerId: string;
+  /** Every GPU of the provider with its status then. */
+  readonly gpus: readonly { readonly uuid: string; readonly status: GpuVerificationStatus }[];
+  readonly cause: PayloadOf<typeof GpuVerificationChanged>['cause'];
+  readonly challengeId: string | null;
+  readonly atMs: number;
+}
+
+/** A provider's reliability score (`provider.reliability-changed`), the newest per provider. */
+export interface ReliabilityRow {
+  readonly providerId: string;
+  /** 0 … 1. */
+  readonly score: number;
+  readonly atMs: number;
+}
+
+/** A failed challenge of one GPU (`provider.challenged`, outcome failed): the newest per GPU. */
+export interface ChallengeFailureRow {
+  readonly challengeId: string;
+  readonly providerId: string;
+  readonly gpuUuid: string;
+  readonly kind: ChallengeFailureKind;
+  readonly atMs: number;
+}
+
 /** What the projection holds for a round's candidate providers. */
 export interface Measurements {
   readonly profiles: ReadonlyMap<string, ProfileRow>;
   /** Links between two of the candidates (both directions, as stored). */
   readonly links: readonly LinkRow[];
   readonly coordinates: ReadonlyMap<string, CoordinateRow>;
+  /** By provider id. Verification never expires: it stands until the next change. */
+  readonly verification: ReadonlyMap<string, VerificationRow>;
+  /** By provider id; a provider without a row is scored at the default. */
+  readonly reliability: ReadonlyMap<string, ReliabilityRow>;
+  /** The newest failed challenge by GPU uuid. */
+  readonly challengeFailures: ReadonlyMap<string, ChallengeFailureRow>;
 }
 
 export const NO_MEASUREMENTS: Measurements = {
   profiles: new Map(),
   links: [],
   coordinates: new Map(),
+  verification: new Map(),
+  reliability: new Map(),
+  challengeFailures: new Map(),
 };
 
 /** Bits per second in one GB/s (profiles print copy bandwidth as data sheets do). */
@@ -125,6 +166,75 @@ export const coordinateRowsOf = (event: PayloadOf<typeof NetworkCoordinatesRefit
     fittedAtMs: Date.parse(event.fittedAt),
     expiresAtMs: Date.parse(event.expiresAt),
   }));
+
+/** A `gpu.verification-changed` as the projection's row. */
+export const verificationRowOf = (event: PayloadOf<typeof GpuVerificationChanged>): VerificationRow => ({
+  providerId: event.providerId,
+  gpus: event.gpus.map((g) => ({ uuid: g.uuid, status: g.status })),
+  cause: event.cause,
+  challengeId: event.challengeId,
+  atMs: Date.parse(event.at),
+});
+
+/** A `provider.reliability-changed` as the projection's row. */
+export const reliabilityRowOf = (event: PayloadOf<typeof ProviderReliabilityChanged>): ReliabilityRow => ({
+  providerId: event.providerId,
+  score: event.score,
+  atMs: Date.parse(event.at),
+});
+
+/** A failed `provider.challenged` as the projection's row; null for a passed one (nothing to keep). */
+export const challengeFailureRowOf = (
+  event: PayloadOf<typeof ProviderChallenged>,
+): ChallengeFailureRow | null => {
+  const failure = event.evidence.failure;
+  if (event.outcome !== 'failed' || failure === null) return null;
+  return {
+    challengeId: event.challengeId,
+    providerId: event.providerId,
+    gpuUuid: event.gpuUuid,
+    kind: failure.kind,
+    atMs: Date.parse(event.at),
+  };
+};
+
+/**
+ * Whether a verification change can make a parked job placeable: some GPU is `verified` now that
+ * was not before (or `simulated`, newly known). A GPU losing its verification frees nothing, so
+ * nothing is woken for it; the next round excludes it anyway.
+ */
+export const verifiesMore = (before: VerificationRow | null, after: VerificationRow): boolean => {
+  const was = new Map((before?.gpus ?? []).map((g) => [g.uuid, g.status]));
+  return after.gpus.some(
+    (g) => (g.status === 'verified' || g.status === 'simulated') && was.get(g.uuid) !== g.status,
+  );
+};
+
+/** A GPU's verification as the snapshot takes it: its status and, when unverified, why. */
+export interface GpuTrustView {
+  readonly verification: GpuVerificationStatus | null;
+  readonly note: string | null;
+}
+
+/**
+ * One GPU's verification from the provider's newest row (null: nothing reported) and, for an
+ * unverified GPU, the challenge that failed: its own newest failure with its kind, else the
+ * change's challenge when a failed challenge caused it.
+ */
+export const gpuTrustOf = (
+  uuid: string,
+  row: VerificationRow | undefined,
+  failures: ReadonlyMap<string, ChallengeFailureRow>,
+): GpuTrustView => {
+  const status = row?.gpus.find((g) => g.uuid === uuid)?.status ?? null;
+  if (status !== 'unverified') return { verification: status, note: null };
+  const failure = failures.get(uuid);
+  if (failure !== undefined)
+    return { verification: status, note: `challenge ${failure.challengeId} failed (${failure.kind})` };
+  if (row?.cause === 'challenge-failed' && row.challengeId !== null)
+    return { verification: status, note: `challenge ${row.challengeId} failed` };
+  return { verification: status, note: null };
+};
 
 /** A host pair's link as the snapshot takes it, from the live rows of both directions. */
 export interface PairLink {

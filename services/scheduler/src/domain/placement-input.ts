@@ -9,6 +9,7 @@ import { findReference, TYPICAL_EFFICIENCY } from '@gpunet/edge-bench';
 import type { GpuRequirement } from '@gpunet/ensemble-spec';
 import {
   type ClusterSnapshotInput,
+  DEFAULT_RELIABILITY,
   gangRequest,
   type GangRequest,
   type GpuInput,
@@ -19,8 +20,16 @@ import {
   type Precision,
   type ProviderInput,
   type SiteInput,
+  type TrustRequirement,
 } from '@gpunet/scheduling';
-import { type Measurements, NO_MEASUREMENTS, pairLinks, type ProfileRow } from './measurements';
+import {
+  gpuTrustOf,
+  type Measurements,
+  NO_MEASUREMENTS,
+  pairLinks,
+  type ProfileRow,
+  type VerificationRow,
+} from './measurements';
 
 /*
  * Mappings between the wire and the placement core (pure). The request itself comes from
@@ -31,7 +40,9 @@ import { type Measurements, NO_MEASUREMENTS, pairLinks, type ProfileRow } from '
  * bandwidth, the measured links between candidates and the hosts' network coordinates. GPUs are
  * named by the job class they match (a v1 job's `gpuClasses`) or, for a spec, by the words of their
  * reported model, which the `gpu-model` filter the engine plugs in (`model-words.filter.ts`) matches
- * by word sequence, as discovery does.
+ * by word sequence, as discovery does. Each GPU carries its trust: simulated when discovery, its
+ * profile or its verification says so, its verification status and why (the failed challenge); each
+ * provider its reliability score (`DEFAULT_RELIABILITY` until benchmarking scores it).
  */
 
 export type FundedJob = PayloadOf<typeof JobFunded>;
@@ -67,6 +78,18 @@ export const candidateRequirement = (job: FundedJob): GpuRequirement => ({
   mixedModels: false,
 });
 
+/**
+ * The subnet's trust rules as the job was funded under them: simulated GPUs only where the subnet
+ * allows them (discovery is not even asked for them elsewhere), and where it requires verified GPUs
+ * only GPUs that are not simulated need to be verified — simulated GPUs are never challenged, so
+ * `simulatedGpus` alone governs them.
+ */
+export const trustOf = (job: FundedJob): TrustRequirement => ({
+  simulatedGpus: job.terms.trust.simulatedGpus,
+  verifiedGpus: job.terms.trust.verifiedGpus,
+  setBy: `subnet '${job.subnetId}'`,
+});
+
 /** The core's request for a funded job. */
 export const gangRequestFor = (job: FundedJob): GangRequest =>
   gangRequest({
@@ -75,6 +98,7 @@ export const gangRequestFor = (job: FundedJob): GangRequest =>
     models: [...new Set(job.gpuClasses.map(classLabel))],
     maxNodes: job.gpus,
     maxPricePerGpuHourMinor: Number(job.terms.maxPricePerGpuHour),
+    trust: trustOf(job),
   });
 
 /** The projection as of one round: the rows of its candidates, and the time their expiry is judged at. */
@@ -188,6 +212,17 @@ const networkOf = (
   };
 };
 
+/** A GPU's trust fields: simulated (the edge's or the verification's word), verification and why. */
+const gpuTrust = (
+  uuid: string,
+  simulated: boolean,
+  row: VerificationRow | undefined,
+  failures: Measurements['challengeFailures'],
+): Pick<GpuInput, 'simulated' | 'verification' | 'verificationNote'> => {
+  const { verification, note } = gpuTrustOf(uuid, row, failures);
+  return { simulated: simulated || verification === 'simulated', verification, verificationNote: note };
+};
+
 /** The snapshot the core schedules against, from discovery's candidates (all their GPUs are free). */
 export const snapshotInput = (
   candidates: readonly CandidateProvider[],
@@ -237,6 +272,8 @@ export const snapshotInput = (
     }
     const profile = live(profiles.get(c.providerId));
     const coordinate = live(coordinates.get(c.providerId));
+    const verification = view.measurements.verification.get(c.providerId);
+    const simulated = c.simulated || profile?.simulated === true;
     const host: HostInput = {
       id: c.providerId,
       siteId: siteOf(c.providerId),
@@ -252,6 +289,7 @@ export const snapshotInput = (
         rocmVersion: g.rocmVersion,
         ...gpuFigures(g, profile),
         reservedBy: heldByOther(g.uuid) ? (held.get(g.uuid) ?? null) : null,
+        ...gpuTrust(g.uuid, simulated, verification, view.measurements.challengeFailures),
       })),
       intraHost: intraHostLink(c.gpus, profile),
       nicBandwidthBps: Math.max(DEFAULT_NETWORK.nicBandwidthBps, nicOf.get(c.providerId) ?? 0),
@@ -268,6 +306,7 @@ export const snapshotInput = (
         pricePerGpuHourMinor: prices,
         defaultPricePerGpuHourMinor: null,
         subnets: c.subnets,
+        reliability: view.measurements.reliability.get(c.providerId)?.score ?? DEFAULT_RELIABILITY,
       },
       hosts: [host],
     };

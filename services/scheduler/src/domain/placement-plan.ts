@@ -10,7 +10,7 @@ import {
   PRECISIONS,
 } from '@gpunet/scheduling';
 import type { CoreReason } from './job-placement.decider';
-import { candidateRequirement, classLabel, type FundedJob } from './placement-input';
+import { candidateRequirement, classLabel, type FundedJob, trustOf } from './placement-input';
 
 /*
  * What the scheduler asks discovery and the placement core for one job (pure). A v2 job carries
@@ -80,6 +80,8 @@ const reject = (
 
 const priceCap = (job: FundedJob): number => Number(job.terms.maxPricePerGpuHour);
 
+const includeSimulated = (job: FundedJob): boolean => job.terms.trust.simulatedGpus === 'allowed';
+
 /** The terms-only plan of a v1 job (no spec): unchanged from before the spec was carried. */
 export const termsPlan = (job: FundedJob): PlacementPlan => {
   const models = [...new Set(job.gpuClasses.map(classLabel))];
@@ -92,6 +94,7 @@ export const termsPlan = (job: FundedJob): PlacementPlan => {
           models,
           maxNodes: job.gpus,
           maxPricePerGpuHourMinor: priceCap(job),
+          trust: trustOf(job),
         }),
         query: {
           gpu: candidateRequirement(job),
@@ -104,7 +107,7 @@ export const termsPlan = (job: FundedJob): PlacementPlan => {
           maxDurationMs: job.maxDurationSeconds * 1000,
           maxPrice: { asset: job.asset, perGpuHourMinor: job.terms.maxPricePerGpuHour },
           location: null,
-          includeSimulated: true,
+          includeSimulated: includeSimulated(job),
         },
         perRank: { cpuMillicores: 0, memoryBytes: 0 },
         image: null,
@@ -202,6 +205,7 @@ export const allocationPlan = (
     maxPricePerGpuHourMinor: priceCap(job),
     location,
     pinnedProvider: node?.peer ?? null,
+    trust: trustOf(job),
   });
   const hasLocation = location.accept.length > 0 || location.reject.length > 0;
   // The escrow covers the job's terms: an allocation never runs longer than they pay for.
@@ -225,7 +229,7 @@ export const allocationPlan = (
             reject: location.reject.map(specMatch),
           }
         : null,
-      includeSimulated: true,
+      includeSimulated: includeSimulated(job),
     },
     perRank: { cpuMillicores: a.resources.cpuMillicores, memoryBytes: a.resources.ramBytes },
     image: a.execution.image,

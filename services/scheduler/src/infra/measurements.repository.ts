@@ -1,8 +1,19 @@
 import type { Database, Tx } from '@gpunet/eventing';
-import type { CoordinateRow, LinkRow, Measurements, MeasuredGpu, ProfileRow } from '../domain/measurements';
+import {
+  type ChallengeFailureRow,
+  type CoordinateRow,
+  type LinkRow,
+  type Measurements,
+  type MeasuredGpu,
+  NO_MEASUREMENTS,
+  type ProfileRow,
+  type ReliabilityRow,
+  type VerificationRow,
+} from '../domain/measurements';
 
 /*
- * The SQL of the measurements projection (`gpu_profiles`, `links`, `coordinates`). Every upsert
+ * The SQL of the measurements projection (`gpu_profiles`, `links`, `coordinates`, and the trust
+ * tables `gpu_verification`, `provider_reliability`, `challenge_failures`). Every upsert
  * keeps the newest figure (a redelivered or late older event changes nothing), so applying the
  * consumed events in any order converges.
  */
@@ -73,6 +84,49 @@ export const upsertCoordinates = async (tx: Tx, rows: readonly CoordinateRow[]):
   );
 };
 
+/**
+ * A provider's verification, unless a newer one is stored; resolves with the row it replaced (null:
+ * none, or the stored one is newer and stays), so the caller can tell what changed.
+ */
+export const upsertVerification = async (tx: Tx, v: VerificationRow): Promise<VerificationRow | null> => {
+  const [before] = await tx.query<VerificationRow>(
+    `SELECT provider_id AS "providerId", gpus, cause, challenge_id AS "challengeId",
+       ${ms('changed_at')} AS "atMs"
+     FROM "${tx.schema}".gpu_verification WHERE provider_id = $1 FOR UPDATE`,
+    [v.providerId],
+  );
+  await tx.execute(
+    `INSERT INTO "${tx.schema}".gpu_verification (provider_id, gpus, cause, challenge_id, changed_at)
+     VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (provider_id) DO UPDATE SET gpus = $2, cause = $3, challenge_id = $4, changed_at = $5
+     WHERE gpu_verification.changed_at <= $5`,
+    [v.providerId, JSON.stringify(v.gpus), v.cause, v.challengeId, iso(v.atMs)],
+  );
+  return before ?? null;
+};
+
+/** A provider's reliability, unless a newer score is stored. */
+export const upsertReliability = async (tx: Tx, r: ReliabilityRow): Promise<void> => {
+  await tx.execute(
+    `INSERT INTO "${tx.schema}".provider_reliability (provider_id, score, changed_at)
+     VALUES ($1, $2, $3)
+     ON CONFLICT (provider_id) DO UPDATE SET score = $2, changed_at = $3
+     WHERE provider_reliability.changed_at <= $3`,
+    [r.providerId, r.score, iso(r.atMs)],
+  );
+};
+
+/** A GPU's failed challenge, unless a newer failure of it is stored. */
+export const upsertChallengeFailure = async (tx: Tx, f: ChallengeFailureRow): Promise<void> => {
+  await tx.execute(
+    `INSERT INTO "${tx.schema}".challenge_failures (gpu_uuid, provider_id, challenge_id, kind, failed_at)
+     VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (gpu_uuid) DO UPDATE SET provider_id = $2, challenge_id = $3, kind = $4, failed_at = $5
+     WHERE challenge_failures.failed_at <= $5`,
+    [f.gpuUuid, f.providerId, f.challengeId, f.kind, iso(f.atMs)],
+  );
+};
+
 const ms = (column: string): string => `(extract(epoch FROM ${column}) * 1000)::float8`;
 
 interface LoadedRow {
@@ -86,11 +140,15 @@ interface LoadedRow {
   }[];
   links: LinkRow[];
   coordinates: CoordinateRow[];
+  verification: VerificationRow[];
+  reliability: ReliabilityRow[];
+  failures: ChallengeFailureRow[];
 }
 
 /**
  * Everything the projection holds for these providers — their profiles, the links between two of
- * them, their coordinates — in one statement (one round trip per placement round, whatever the
+ * them, their coordinates, their GPUs' verification, reliability and failed challenges — in one
+ * statement (one round trip per placement round, whatever the
  * number of candidates). Expired rows come too: the snapshot mapping judges expiry at the round's
  * time.
  */
@@ -98,7 +156,7 @@ export const loadMeasurements = async (
   db: Database,
   providerIds: readonly string[],
 ): Promise<Measurements> => {
-  if (providerIds.length === 0) return { profiles: new Map(), links: [], coordinates: new Map() };
+  if (providerIds.length === 0) return NO_MEASUREMENTS;
   const s = db.schema;
   const [row] = await db.query<LoadedRow>(
     `SELECT
@@ -113,12 +171,26 @@ export const loadMeasurements = async (
        (SELECT coalesce(json_agg(json_build_object(
            'hostId', host_id, 'x', x, 'y', y, 'height', height, 'error', error, 'siteId', site_id,
            'fittedAtMs', ${ms('fitted_at')}, 'expiresAtMs', ${ms('expires_at')})), '[]'::json)
-          FROM "${s}".coordinates WHERE host_id = ANY($1)) AS coordinates`,
+          FROM "${s}".coordinates WHERE host_id = ANY($1)) AS coordinates,
+       (SELECT coalesce(json_agg(json_build_object(
+           'providerId', provider_id, 'gpus', gpus, 'cause', cause, 'challengeId', challenge_id,
+           'atMs', ${ms('changed_at')})), '[]'::json)
+          FROM "${s}".gpu_verification WHERE provider_id = ANY($1)) AS verification,
+       (SELECT coalesce(json_agg(json_build_object(
+           'providerId', provider_id, 'score', score, 'atMs', ${ms('changed_at')})), '[]'::json)
+          FROM "${s}".provider_reliability WHERE provider_id = ANY($1)) AS reliability,
+       (SELECT coalesce(json_agg(json_build_object(
+           'challengeId', challenge_id, 'providerId', provider_id, 'gpuUuid', gpu_uuid, 'kind', kind,
+           'atMs', ${ms('failed_at')})), '[]'::json)
+          FROM "${s}".challenge_failures WHERE provider_id = ANY($1)) AS failures`,
     [providerIds],
   );
   return {
     profiles: new Map(row!.profiles.map((p) => [p.providerId, p])),
     links: row!.links,
     coordinates: new Map(row!.coordinates.map((c) => [c.hostId, c])),
+    verification: new Map(row!.verification.map((v) => [v.providerId, v])),
+    reliability: new Map(row!.reliability.map((r) => [r.providerId, r])),
+    challengeFailures: new Map(row!.failures.map((f) => [f.gpuUuid, f])),
   };
 };

@@ -125,9 +125,54 @@ export class SchedulerMeasurements1765000000000 implements MigrationInterface {
   }
 }
 
+/**
+ * The scheduler's projection of benchmarking's trust in providers, fed by its
+ * `scheduler-measurements` consumer: each provider's newest GPU verification (every GPU with its
+ * status), its newest reliability score, and each GPU's newest failed challenge (what the
+ * explanation quotes). Read with the measurements once per placement round.
+ */
+export class SchedulerTrust1765100000000 implements MigrationInterface {
+  readonly name = 'SchedulerTrust1765100000000';
+
+  async up(runner: QueryRunner): Promise<void> {
+    const s = migrationSchemaOf(runner);
+    await runner.query(`
+      CREATE TABLE "${s}".gpu_verification (
+        provider_id  text        PRIMARY KEY,
+        gpus         jsonb       NOT NULL,
+        cause        text        NOT NULL,
+        challenge_id text        NULL,
+        changed_at   timestamptz NOT NULL
+      )`);
+    await runner.query(`
+      CREATE TABLE "${s}".provider_reliability (
+        provider_id text             PRIMARY KEY,
+        score       double precision NOT NULL,
+        changed_at  timestamptz      NOT NULL
+      )`);
+    await runner.query(`
+      CREATE TABLE "${s}".challenge_failures (
+        gpu_uuid     text        PRIMARY KEY,
+        provider_id  text        NOT NULL,
+        challenge_id text        NOT NULL,
+        kind         text        NOT NULL,
+        failed_at    timestamptz NOT NULL
+      )`);
+    await runner.query(`CREATE INDEX challenge_failures_provider ON "${s}".challenge_failures (provider_id)`);
+  }
+
+  async down(runner: QueryRunner): Promise<void> {
+    const s = migrationSchemaOf(runner);
+    await runner.query(`DROP TABLE "${s}".challenge_failures`);
+    await runner.query(`DROP TABLE "${s}".provider_reliability`);
+    await runner.query(`DROP TABLE "${s}".gpu_verification`);
+  }
+}
+
 export const schedulerMigrations = [
   SchedulerOpenJobs1764470000000,
   SchedulerJobSpecs1764560000000,
   SchedulerOpenJobsFundedBy1764750000000,
   SchedulerMeasurements1765000000000,
+  SchedulerTrust1765100000000,
 ];

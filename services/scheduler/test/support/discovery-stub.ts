@@ -6,7 +6,8 @@ import { candidate } from './fixtures';
 
 /**
  * Discovery's candidate query as the int tests answer it — every edge with GPUs offered and not
- * excluded, without the GPUs `isHeld` names — and every `scheduler.>` message into `events`.
+ * excluded (simulated ones only when the query includes them), without the GPUs `isHeld` names —
+ * and every `scheduler.>` message into `events`.
  */
 export const serveDiscoveryAndCollect = (
   nats: NatsTestContext,
@@ -23,6 +24,7 @@ export const serveDiscoveryAndCollect = (
       const items: CandidateProvider[] = [...offered()]
         .filter(([id, n]) => n > 0 && !request.excludeProviders.includes(id))
         .map(([id, n]) => candidateOf(id, n))
+        .filter((c) => request.includeSimulated || !c.simulated)
         .map((c) => ({ ...c, gpus: c.gpus.filter((g) => !isHeld(g.uuid)) }))
         .filter((c) => c.gpus.length > 0);
       return Promise.resolve({ items, nextCursor: null });

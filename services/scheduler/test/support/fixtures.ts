@@ -1,13 +1,19 @@
-import {
-  type CandidateProvider,
-  DEFAULT_SUBNET_TRUST,
-  type JobSubmittedV1,
-  type PayloadOf,
-} from '@gpunet/contracts';
+import { type CandidateProvider, type JobSubmittedV1, type PayloadOf, type SubnetTrust } from '@gpunet/contracts';
 import type { FundedJob } from '../../src/domain/placement-input';
 
 /** A valid edge id (public user nkey shape) per letter: `edgeId('B')`. */
 export const edgeId = (letter: string): string => `U${letter.repeat(55)}`;
+
+/**
+ * The trust of the subnet the fixtures' jobs run in: a test subnet (its asset settles no real
+ * value) that allows simulated GPUs — `candidate` edges are simulated — and requires verified GPUs,
+ * which governs only GPUs that are not simulated. Trust tests set their own (`DEFAULT_SUBNET_TRUST`).
+ */
+export const TEST_SUBNET_TRUST: SubnetTrust = {
+  simulatedGpus: 'allowed',
+  verifiedGpus: 'required',
+  spotChecksPerGpuHour: 1,
+};
 
 export const fundedJob = (init: Partial<FundedJob> = {}): FundedJob => ({
   jobId: 'job-1',
@@ -31,7 +37,7 @@ export const fundedJob = (init: Partial<FundedJob> = {}): FundedJob => ({
     platformFeeBps: 500,
     lowEscrowBps: 1000,
     slashing: {},
-    trust: DEFAULT_SUBNET_TRUST,
+    trust: TEST_SUBNET_TRUST,
   },
   fundedAt: '2030-01-01T00:00:00.000Z',
   ...init,
