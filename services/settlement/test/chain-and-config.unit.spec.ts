@@ -49,8 +49,23 @@ describe('configuration from the environment', () => {
       natsSeed: null,
       chain: 'simulated',
       assets: ['NTX'],
-      economy: { platformFeeBps: 200, lowEscrowBps: 1000 },
+      economy: { platformFeeBps: 200, lowEscrowBps: 1000, testAssets: [] },
     });
+  });
+
+  it('names the test assets (no real value) among the assets it holds', () => {
+    const config = configFromEnv({
+      DATABASE_URL: 'postgres://db',
+      SETTLEMENT_ASSETS: 'NTX,DEMO',
+      SETTLEMENT_TEST_ASSETS: 'DEMO',
+    });
+    expect(config.economy.testAssets).toEqual(['DEMO']);
+    expect(() => configFromEnv({ DATABASE_URL: 'postgres://db', SETTLEMENT_TEST_ASSETS: 'DEMO' })).toThrow(
+      /SETTLEMENT_TEST_ASSETS.*DEMO not among SETTLEMENT_ASSETS/s,
+    );
+    expect(() => configFromEnv({ DATABASE_URL: 'postgres://db', SETTLEMENT_TEST_ASSETS: 'demo' })).toThrow(
+      /SETTLEMENT_TEST_ASSETS/,
+    );
   });
 
   it('refuses what it cannot run, naming the variable', () => {

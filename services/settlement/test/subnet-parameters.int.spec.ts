@@ -7,6 +7,7 @@ import {
   UsageReported,
 } from '@gpunet/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SimulatedChainAdapter } from '../src/infra/chain/simulated-chain.adapter';
 import { message } from './support/message';
 import { type SettlementUnderTest, startSettlement } from './support/service';
 import { AT, PARAMETERS } from './support/subnet.fixture';
@@ -95,5 +96,82 @@ describe('subnet parameters are versioned', () => {
       ['before', '3600'],
       ['after', '7200'],
     ]);
+  });
+});
+
+/*
+ * Simulated GPUs are allowed only in a subnet whose asset settles no real value: settlement's
+ * SETTLEMENT_TEST_ASSETS names those assets (here: the settlement under test has DEMO only).
+ */
+describe('simulated GPUs only in a subnet of a test asset', () => {
+  let s: SettlementUnderTest;
+  beforeAll(async () => {
+    s = await startSettlement('settlement_subnet_trust', {
+      chain: new SimulatedChainAdapter({ assets: ['NTX', 'DEMO'] }),
+      economy: { testAssets: ['DEMO'] },
+    });
+  }, 60_000);
+  afterAll(() => s?.close());
+
+  const allowing = { ...PARAMETERS, trust: { ...PARAMETERS.trust, simulatedGpus: 'allowed' as const } };
+  const deposit = (asset: string) =>
+    s.commands.recordDeposit(
+      {
+        depositId: `d-o1-${asset}`,
+        asset,
+        ownerId: 'o1',
+        amount: '10000',
+        chain: 'simulated',
+        chainTxId: `tx-o1-${asset}`,
+        confirmations: 3,
+        confirmedAt: AT,
+      },
+      originOf(`tx-o1-${asset}`),
+    );
+  const create = (subnetId: string, asset: string, parameters: typeof PARAMETERS = allowing) =>
+    s.deliver(
+      message(SubnetCreateRequested, {
+        subnetId,
+        ownerId: 'o1',
+        asset,
+        stake: '2000',
+        parameters,
+        requestedAt: AT,
+      }),
+    );
+  const outcomes = async (subnetId: string) =>
+    (await s.log()).flatMap(({ streamId, event }) =>
+      streamId === `subnet-${subnetId}`
+        ? [
+            event.type === 'subnet.request-rejected'
+              ? `${(event.data as { reason: string }).reason}: ${(event.data as { message: string }).message}`
+              : event.type,
+          ]
+        : [],
+    );
+
+  it('refuses a subnet allowing them on an asset of real value (creation and update), naming the field and the asset; accepts one on a test asset', async () => {
+    await deposit('NTX');
+    await deposit('DEMO');
+    await create('real', 'NTX');
+    expect(await outcomes('real')).toEqual([
+      "invalid-parameters: parameters.trust.simulatedGpus: 'allowed' only in a subnet whose asset settles no real value; NTX does (test assets: DEMO)",
+    ]);
+    await create('demo', 'DEMO');
+    expect(await outcomes('demo')).toEqual(['subnet.created']);
+    // A real-value subnet that refuses them is created; allowing them later is refused too.
+    await create('real2', 'NTX', PARAMETERS);
+    await s.deliver(
+      message(SubnetParametersUpdateRequested, {
+        subnetId: 'real2',
+        ownerId: 'o1',
+        parameters: allowing,
+        requestedAt: AT,
+      }),
+    );
+    const real2 = await outcomes('real2');
+    expect(real2[0]).toBe('subnet.created');
+    expect(real2[1]).toContain("invalid-parameters: parameters.trust.simulatedGpus: 'allowed'");
+    expect(real2).toHaveLength(2);
   });
 });

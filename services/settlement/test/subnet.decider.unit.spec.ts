@@ -14,13 +14,21 @@ const create = (
   stake = 5_000n,
   available = 10_000n,
   parameters = PARAMETERS,
+  testAssets: readonly string[] = [],
 ): SubnetCommand => ({
   type: 'CreateSubnet',
   request: { subnetId: 's1', ownerId, asset: 'NTX', stake: stake.toString(), parameters, requestedAt: AT },
   available,
   minCreationStake: 1_000n,
+  testAssets,
   at: AT,
 });
+const SIMULATED_ALLOWED = {
+  ...PARAMETERS,
+  trust: { ...PARAMETERS.trust, simulatedGpus: 'allowed' as const },
+};
+const messageOf = (events: SubnetEvent[]) =>
+  events.map((e) => (e.type === 'subnet.request-rejected' ? e.data.message : e.type));
 const join = (providerId: string, stake = 1_000n, available = 5_000n): SubnetCommand => ({
   type: 'JoinSubnet',
   subnetId: 's1',
@@ -86,11 +94,16 @@ describe('subnet: creation locks the owner stake', () => {
 });
 
 describe('subnet: parameters are versioned', () => {
-  const update = (ownerId: string): SubnetCommand => ({
+  const update = (
+    ownerId: string,
+    parameters = { ...PARAMETERS, subnetFeeBps: 2000 },
+    testAssets: string[] = [],
+  ): SubnetCommand => ({
     type: 'UpdateParameters',
     subnetId: 's1',
     ownerId,
-    parameters: { ...PARAMETERS, subnetFeeBps: 2000 },
+    parameters,
+    testAssets,
     at: AT,
   });
   it('only the owner updates; each update is a new version', () => {
@@ -102,6 +115,35 @@ describe('subnet: parameters are versioned', () => {
       'subnet.parameters-updated',
     ]);
     expect(state.exists && state.version).toBe(3);
+  });
+
+  it('an update allowing simulated GPUs is refused unless the asset is a test asset, naming the field and the asset', () => {
+    const refused = run(create(), update('o1', SIMULATED_ALLOWED));
+    expect(reasonOf(refused.events)).toEqual(['subnet.created', 'invalid-parameters']);
+    expect(messageOf(refused.events)[1]).toBe(
+      "parameters.trust.simulatedGpus: 'allowed' only in a subnet whose asset settles no real value; NTX does (test assets: none)",
+    );
+    expect(refused.state.exists && refused.state.version).toBe(1);
+    const accepted = run(create(), update('o1', SIMULATED_ALLOWED, ['NTX']));
+    expect(reasonOf(accepted.events)).toEqual(['subnet.created', 'subnet.parameters-updated']);
+  });
+});
+
+describe('subnet: simulated GPUs only where the asset settles no real value', () => {
+  it('refuses creating a subnet that allows them on an asset of real value, naming the field and the asset', () => {
+    const { events, state } = run(create('o1', 5_000n, 10_000n, SIMULATED_ALLOWED, ['DEMO']));
+    expect(reasonOf(events)).toEqual(['invalid-parameters']);
+    expect(messageOf(events)[0]).toBe(
+      "parameters.trust.simulatedGpus: 'allowed' only in a subnet whose asset settles no real value; NTX does (test assets: DEMO)",
+    );
+    expect(state.exists).toBe(false);
+  });
+
+  it('creates one on a test asset; refusing them needs no test asset', () => {
+    expect(reasonOf(run(create('o1', 5_000n, 10_000n, SIMULATED_ALLOWED, ['NTX'])).events)).toEqual([
+      'subnet.created',
+    ]);
+    expect(reasonOf(run(create('o1', 5_000n, 10_000n, PARAMETERS, [])).events)).toEqual(['subnet.created']);
   });
 });
 

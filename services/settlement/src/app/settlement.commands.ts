@@ -251,12 +251,20 @@ export class SettlementCommands {
       // An existing subnet refuses the request whatever the wallet holds: nothing to lock.
       async (state, t) =>
         state.exists
-          ? { type: 'CreateSubnet', request, available: 0n, minCreationStake: 0n, at: this.now() }
+          ? {
+              type: 'CreateSubnet',
+              request,
+              available: 0n,
+              minCreationStake: 0n,
+              testAssets: this.config.economy.testAssets,
+              at: this.now(),
+            }
           : {
               type: 'CreateSubnet',
               request,
               available: await this.available(t, walletOf(asset, ownerId), stakeOf(asset, ownerId, subnetId)),
               minCreationStake: this.config.economy.minSubnetCreationStake,
+              testAssets: this.config.economy.testAssets,
               at: this.now(),
             },
       cause,
@@ -272,7 +280,14 @@ export class SettlementCommands {
   ): Promise<SubnetDecision> {
     return this.subnet(
       subnetId,
-      { type: 'UpdateParameters', subnetId, ownerId, parameters, at: this.now() },
+      {
+        type: 'UpdateParameters',
+        subnetId,
+        ownerId,
+        parameters,
+        testAssets: this.config.economy.testAssets,
+        at: this.now(),
+      },
       cause,
       tx,
     );

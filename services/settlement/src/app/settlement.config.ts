@@ -15,12 +15,19 @@ export interface EconomyConfig {
   readonly lowEscrowBps: number;
   /** Least stake that creates a subnet, in minor units. Default 1 000 000 000. */
   readonly minSubnetCreationStake: bigint;
+  /**
+   * Assets whose ledgers hold no real value (a development or demo token): only a subnet settling
+   * in one of them may allow simulated GPUs (`parameters.trust.simulatedGpus: allowed`). Default
+   * none.
+   */
+  readonly testAssets: readonly string[];
 }
 
 export const DEFAULT_ECONOMY: EconomyConfig = {
   platformFeeBps: 200,
   lowEscrowBps: 1_000,
   minSubnetCreationStake: 1_000_000_000n,
+  testAssets: [],
 };
 
 /** Settlement's settings, from the environment. */
@@ -49,6 +56,10 @@ const EnvSchema = z.object({
     .string()
     .regex(/^[A-Z][A-Z0-9]{1,11}(,[A-Z][A-Z0-9]{1,11})*$/, 'must be asset codes, comma-separated')
     .default('NTX'),
+  SETTLEMENT_TEST_ASSETS: z
+    .string()
+    .regex(/^([A-Z][A-Z0-9]{1,11}(,[A-Z][A-Z0-9]{1,11})*)?$/, 'must be asset codes, comma-separated')
+    .default(''),
   SETTLEMENT_CHAIN_PASS_MS: z.coerce.number().int().min(0).default(5_000),
 });
 
@@ -61,15 +72,26 @@ export const configFromEnv = (env: Readonly<Record<string, string | undefined>>)
         message: 'the Cardano adapter is designed (docs/economy.md) but not built yet',
       },
     ]);
+  const assets = e.SETTLEMENT_ASSETS.split(',');
+  const testAssets = e.SETTLEMENT_TEST_ASSETS === '' ? [] : e.SETTLEMENT_TEST_ASSETS.split(',');
+  const unheld = testAssets.filter((a) => !assets.includes(a));
+  if (unheld.length > 0)
+    throw new InvalidConfigError('settlement', [
+      {
+        path: 'SETTLEMENT_TEST_ASSETS',
+        message: `${unheld.join(', ')} not among SETTLEMENT_ASSETS (${assets.join(', ')})`,
+      },
+    ]);
   return {
     ...serviceConnectionOf('settlement', e),
     economy: {
       platformFeeBps: e.SETTLEMENT_PLATFORM_FEE_BPS,
       lowEscrowBps: e.SETTLEMENT_LOW_ESCROW_BPS,
       minSubnetCreationStake: BigInt(e.SETTLEMENT_MIN_SUBNET_STAKE),
+      testAssets,
     },
     chain: e.SETTLEMENT_CHAIN,
-    assets: e.SETTLEMENT_ASSETS.split(','),
+    assets,
     chainPassMs: e.SETTLEMENT_CHAIN_PASS_MS,
   };
 };

@@ -42,6 +42,8 @@ export type SubnetCommand =
       readonly available: bigint;
       /** The platform's minimum creation stake. */
       readonly minCreationStake: bigint;
+      /** Assets that settle no real value (settlement's configuration). */
+      readonly testAssets: readonly string[];
       readonly at: string;
     }
   | {
@@ -49,6 +51,8 @@ export type SubnetCommand =
       readonly subnetId: string;
       readonly ownerId: string;
       readonly parameters: SubnetParameters;
+      /** Assets that settle no real value (settlement's configuration). */
+      readonly testAssets: readonly string[];
       readonly at: string;
     }
   | {
@@ -117,11 +121,21 @@ const rejected = (
   },
 ];
 
-/** Parameters a subnet cannot run on: a GPU class without a price. */
-export const parametersProblem = (p: SubnetParameters): string | null => {
+/**
+ * Parameters a subnet cannot run on: a GPU class without a price, or simulated GPUs allowed while
+ * the subnet's asset settles real value (only an asset in `testAssets` holds none). Simulated GPUs
+ * are declared, never challenged: paying real money for them would pay for work nobody can check.
+ */
+export const parametersProblem = (
+  p: SubnetParameters,
+  asset: string,
+  testAssets: readonly string[],
+): string | null => {
   const unpriced = p.gpuClasses.filter((c) => listPrice(p, c) === undefined);
   if (unpriced.length > 0) return `GPU classes without a price: ${unpriced.join(', ')}`;
   if (new Set(p.gpuClasses).size !== p.gpuClasses.length) return 'GPU classes are listed twice';
+  if (p.trust.simulatedGpus === 'allowed' && !testAssets.includes(asset))
+    return `parameters.trust.simulatedGpus: 'allowed' only in a subnet whose asset settles no real value; ${asset} does (test assets: ${testAssets.length === 0 ? 'none' : testAssets.join(', ')})`;
   return null;
 };
 
@@ -145,7 +159,7 @@ const decide = (command: SubnetCommand, state: SubnetState): SubnetEvent[] => {
               command.at,
             );
       }
-      const problem = parametersProblem(r.parameters);
+      const problem = parametersProblem(r.parameters, r.asset, command.testAssets);
       if (problem)
         return rejected(r.subnetId, 'create', r.ownerId, 'invalid-parameters', problem, command.at);
       const stake = minor(r.stake);
@@ -200,7 +214,7 @@ const decide = (command: SubnetCommand, state: SubnetState): SubnetEvent[] => {
           'only the owner updates a subnet',
           command.at,
         );
-      const problem = parametersProblem(command.parameters);
+      const problem = parametersProblem(command.parameters, state.asset, command.testAssets);
       if (problem)
         return rejected(
           command.subnetId,
