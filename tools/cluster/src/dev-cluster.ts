@@ -25,10 +25,17 @@ export interface DevClusterOptions {
   readonly services: readonly ControlPlaneService[];
   /**
    * Extra environment per service (periods, timeouts, secrets), over the cluster's own: benchmarking
-   * gets `CLUSTER_BENCHMARKING_ENV` (a new provider measured within seconds).
+   * gets `CLUSTER_BENCHMARKING_ENV` (a new provider measured within seconds), settlement
+   * `DEV_SETTLEMENT_ENV` (its NTX is a test asset).
    */
   readonly env?: Partial<Record<ControlPlaneService, Record<string, string>>>;
 }
+
+/**
+ * Settlement in a development cluster: the simulated chain's NTX holds no real value, so its subnets
+ * may allow simulated GPUs (the cluster's edges are simulated).
+ */
+export const DEV_SETTLEMENT_ENV: Readonly<Record<string, string>> = { SETTLEMENT_TEST_ASSETS: 'NTX' };
 
 /**
  * gpunet's control plane as separate processes, the way it runs in production: each service from
@@ -81,6 +88,7 @@ export class DevCluster {
         ? { NODE_OPTIONS: [process.env['NODE_OPTIONS'], '--max-semi-space-size=1'].filter(Boolean).join(' ') }
         : {}),
       ...(name === 'benchmarking' ? CLUSTER_BENCHMARKING_ENV : {}),
+      ...(name === 'settlement' ? DEV_SETTLEMENT_ENV : {}),
       ...this.options.env?.[name],
     };
   }

@@ -21,7 +21,13 @@ export interface DevEconomy {
   readonly providerIds: readonly string[];
 }
 
-/** A subnet with a fixed price for one GPU class, open membership, 5 % subnet fee, per-second billing. */
+/**
+ * A subnet with a fixed price for one GPU class, open membership, 5 % subnet fee, per-second billing.
+ * Its providers are simulated edges, so it allows simulated GPUs — which settlement accepts only
+ * because the cluster's asset is a test asset (`DEV_SETTLEMENT_ENV`). Verified GPUs stay required:
+ * that rule governs GPUs that are not simulated (a real edge joining the cluster is placed once its
+ * challenge passes); simulated GPUs are governed by `simulatedGpus` alone.
+ */
 export const devSubnetParameters = (gpuClass: string, pricePerGpuHour: bigint): SubnetParameters => ({
   gpuClasses: [gpuClass],
   pricing: { mode: 'fixed', pricePerGpuHour: { [gpuClass]: pricePerGpuHour.toString() } },
@@ -32,6 +38,7 @@ export const devSubnetParameters = (gpuClass: string, pricePerGpuHour: bigint): 
   slashing: { 'host-lost': 1_000 },
   unbondingSeconds: 60,
   membership: { mode: 'open' },
+  trust: { simulatedGpus: 'allowed', verifiedGpus: 'required', spotChecksPerGpuHour: 1 },
 });
 
 const OWNER = 'subnet-owner';

@@ -1,4 +1,5 @@
 export {
+  DEV_SETTLEMENT_ENV,
   DevCluster,
   type DevClusterOptions,
   depositOnSimulatedChain,
