@@ -55,6 +55,7 @@ __all__ = [
     'StatementAccount',
     'StatementEntriesItem',
     'SubnetEconomics',
+    'SubnetEconomicsLastRejection',
     'SubnetEconomicsParameters',
     'SubnetEconomicsParametersMembershipAllowlist',
     'SubnetEconomicsParametersMembershipOpen',
@@ -584,6 +585,14 @@ class SubnetEconomicsProvidersItem(TypedDict):
     slashed: str
 
 
+class SubnetEconomicsLastRejection(TypedDict):
+    request: Literal['create', 'update-parameters', 'join', 'leave']
+    requesterId: str
+    reason: Literal['already-exists', 'unknown-subnet', 'not-owner', 'insufficient-funds', 'stake-below-minimum', 'not-allowed', 'already-member', 'not-member', 'invalid-parameters']
+    message: str
+    rejectedAt: str
+
+
 class SubnetEconomics(TypedDict):
     subnetId: str
     exists: bool
@@ -598,6 +607,7 @@ class SubnetEconomics(TypedDict):
     jobsSettled: int
     paidToProviders: str
     subnetFees: str
+    lastRejection: NotRequired[Optional[SubnetEconomicsLastRejection]]
 
 
 #: What each operation answers with, by status: ``OPERATIONS['GET /v1/jobs/{jobId}']['200']``.

@@ -13,6 +13,7 @@ import {
   namespacedStream,
   RankLogChunk,
   SimulatedChainDepositRequest,
+  SubnetEconomicsQuery,
   UsageReported,
   buildEnvelope,
 } from '@gpunet/contracts';
@@ -575,6 +576,53 @@ describe('gateway over HTTP (NATS + Postgres)', () => {
       correlationId: first.headers.get('x-correlation-id'),
       causationId: first.headers.get('x-correlation-id'),
     });
+  });
+
+  it('a subnet creation settlement refused: its requester gets 404 with the reason, anyone else a plain 404', async () => {
+    const message =
+      "parameters.trust.simulatedGpus: 'allowed' only in a subnet whose asset settles no real value; NTX does (test assets: none)";
+    const served = serveQuery(
+      SubnetEconomicsQuery,
+      ({ subnetId }) =>
+        Promise.resolve({
+          subnetId,
+          exists: false,
+          ownerId: null,
+          asset: null,
+          version: 0,
+          parameters: null,
+          ownerStake: '0',
+          treasury: '0',
+          providers: [],
+          totalProviderStake: '0',
+          jobsSettled: 0,
+          paidToProviders: '0',
+          subnetFees: '0',
+          lastRejection: {
+            request: 'create' as const,
+            requesterId: 'tenant-alice',
+            reason: 'invalid-parameters' as const,
+            message,
+            rejectedAt: '2030-01-01T00:00:00.000Z',
+          },
+        }),
+      { nc: h.nats.nc, prefix: h.nats.prefix },
+    );
+    try {
+      await h.nats.nc.flush();
+      const mine = await call('/v1/subnets/live');
+      expect(mine.status).toBe(404);
+      expect(mine.headers.get('content-type')).toContain('application/problem+json');
+      expect(await mine.json()).toMatchObject({
+        code: 'NOT_FOUND',
+        detail: `no subnet live: its creation was rejected (invalid-parameters): ${message}`,
+      });
+      const theirs = await call('/v1/subnets/live', { key: bob });
+      expect(theirs.status).toBe(404);
+      expect(await theirs.json()).toMatchObject({ detail: 'no subnet live' });
+    } finally {
+      served.unsubscribe();
+    }
   });
 
   it('records a subnet join as the first event of its request’s chain', async () => {

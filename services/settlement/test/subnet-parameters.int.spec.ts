@@ -8,6 +8,7 @@ import {
 } from '@gpunet/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SimulatedChainAdapter } from '../src/infra/chain/simulated-chain.adapter';
+import { SettlementReader } from '../src/infra/settlement-reader';
 import { message } from './support/message';
 import { type SettlementUnderTest, startSettlement } from './support/service';
 import { AT, PARAMETERS } from './support/subnet.fixture';
@@ -157,8 +158,25 @@ describe('simulated GPUs only in a subnet of a test asset', () => {
     expect(await outcomes('real')).toEqual([
       "invalid-parameters: parameters.trust.simulatedGpus: 'allowed' only in a subnet whose asset settles no real value; NTX does (test assets: DEMO)",
     ]);
+    // The subnet's economics (GET /v1/subnets/{id} through the gateway) say why to its requester.
+    const economics = await s.service.app.get(SettlementReader).subnetEconomics('real');
+    expect(economics).toMatchObject({
+      exists: false,
+      lastRejection: {
+        request: 'create',
+        requesterId: 'o1',
+        reason: 'invalid-parameters',
+        message: expect.stringContaining("parameters.trust.simulatedGpus: 'allowed'"),
+      },
+    });
     await create('demo', 'DEMO');
     expect(await outcomes('demo')).toEqual(['subnet.created']);
+    expect(await s.service.app.get(SettlementReader).subnetEconomics('demo')).toMatchObject({
+      exists: true,
+      asset: 'DEMO',
+      parameters: { trust: { simulatedGpus: 'allowed' } },
+      lastRejection: null,
+    });
     // A real-value subnet that refuses them is created; allowing them later is refused too.
     await create('real2', 'NTX', PARAMETERS);
     await s.deliver(

@@ -224,10 +224,23 @@ export class MarketService {
     );
   }
 
-  async subnet(subnetId: string): Promise<unknown> {
+  /**
+   * A subnet's economics. The last refused request on it (settlement's word on why) is shown to
+   * whoever made it, and to no one else: a refused creation answers its requester 404 with the reason
+   * (`parameters.trust.simulatedGpus: …`), anyone else a plain 404.
+   */
+  async subnet(principal: ApiPrincipal, subnetId: string): Promise<unknown> {
     const economics = await this.upstream.ask(SubnetEconomicsQuery, { subnetId });
-    if (!economics.exists) throw new NotFoundError(`no subnet ${subnetId}`);
-    return economics;
+    const rejection = economics.lastRejection ?? null;
+    const mine = rejection !== null && rejection.requesterId === principal.tenantId ? rejection : null;
+    if (!economics.exists) {
+      if (mine !== null && mine.request === 'create')
+        throw new NotFoundError(
+          `no subnet ${subnetId}: its creation was rejected (${mine.reason}): ${mine.message}`,
+        );
+      throw new NotFoundError(`no subnet ${subnetId}`);
+    }
+    return { ...economics, lastRejection: mine };
   }
 
   balances(principal: ApiPrincipal, asset: string | undefined): Promise<unknown> {

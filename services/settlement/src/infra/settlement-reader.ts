@@ -149,12 +149,21 @@ export class SettlementReader {
   }
 
   async subnetEconomics(subnetId: string): Promise<SubnetEconomics> {
-    const state = foldEvents(
-      subnetDecider,
-      (await this.store.readStream(streamIdOf('subnet', subnetId))).map(
-        (e) => ({ type: e.type, data: e.data }) as SubnetEvent,
-      ),
+    const events = (await this.store.readStream(streamIdOf('subnet', subnetId))).map(
+      (e) => ({ type: e.type, data: e.data }) as SubnetEvent,
     );
+    const state = foldEvents(subnetDecider, events);
+    const rejection = events.findLast((e) => e.type === 'subnet.request-rejected');
+    const lastRejection =
+      rejection?.type === 'subnet.request-rejected'
+        ? {
+            request: rejection.data.request,
+            requesterId: rejection.data.requesterId,
+            reason: rejection.data.reason,
+            message: rejection.data.message,
+            rejectedAt: rejection.data.rejectedAt,
+          }
+        : null;
     if (!state.exists) {
       return {
         subnetId,
@@ -170,6 +179,7 @@ export class SettlementReader {
         jobsSettled: 0,
         paidToProviders: '0',
         subnetFees: '0',
+        lastRejection,
       };
     }
     const treasury = await this.ledger.accounts(this.db, { owner: subnetId, asset: state.asset });
@@ -205,6 +215,7 @@ export class SettlementReader {
       jobsSettled: Number(settled?.jobs ?? 0),
       paidToProviders: settled?.paid ?? '0',
       subnetFees: settled?.fees ?? '0',
+      lastRejection,
     };
   }
 

@@ -1446,6 +1446,25 @@ export interface components {
       readonly jobsSettled: number;
       readonly paidToProviders: string;
       readonly subnetFees: string;
+      readonly lastRejection?: {
+        /** @enum {string} */
+        readonly request: 'create' | 'update-parameters' | 'join' | 'leave';
+        readonly requesterId: string;
+        /** @enum {string} */
+        readonly reason:
+          | 'already-exists'
+          | 'unknown-subnet'
+          | 'not-owner'
+          | 'insufficient-funds'
+          | 'stake-below-minimum'
+          | 'not-allowed'
+          | 'already-member'
+          | 'not-member'
+          | 'invalid-parameters';
+        readonly message: string;
+        /** Format: date-time */
+        readonly rejectedAt: string;
+      } | null;
     };
     readonly Withdrawal: {
       readonly asset: string;

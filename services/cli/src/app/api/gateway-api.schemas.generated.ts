@@ -2140,6 +2140,41 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
         jobsSettled: { type: 'integer', minimum: 0, maximum: 9007199254740991 },
         paidToProviders: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
         subnetFees: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+        lastRejection: {
+          anyOf: [
+            {
+              type: 'object',
+              properties: {
+                request: { type: 'string', enum: ['create', 'update-parameters', 'join', 'leave'] },
+                requesterId: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$' },
+                reason: {
+                  type: 'string',
+                  enum: [
+                    'already-exists',
+                    'unknown-subnet',
+                    'not-owner',
+                    'insufficient-funds',
+                    'stake-below-minimum',
+                    'not-allowed',
+                    'already-member',
+                    'not-member',
+                    'invalid-parameters',
+                  ],
+                },
+                message: { type: 'string', maxLength: 1024 },
+                rejectedAt: {
+                  type: 'string',
+                  format: 'date-time',
+                  pattern:
+                    '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$',
+                },
+              },
+              required: ['request', 'requesterId', 'reason', 'message', 'rejectedAt'],
+              additionalProperties: false,
+            },
+            { type: 'null' },
+          ],
+        },
       },
       required: [
         'subnetId',

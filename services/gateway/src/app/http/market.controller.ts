@@ -37,9 +37,9 @@ export class MarketController {
 
   @Get('subnets/:subnetId')
   subnet(@Req() request: FastifyRequest): Promise<unknown> {
-    requireScope(request, 'read');
+    const principal = requireScope(request, 'read');
     const { subnetId } = parseInput(S.SubnetIdParams, request.params, 'path');
-    return this.market.subnet(subnetId);
+    return this.market.subnet(principal, subnetId);
   }
 
   @Post('subnets/:subnetId/join')
