@@ -609,6 +609,18 @@ describe('gpunet job / providers / subnet / account (fake gateway)', () => {
         reasons: [
           { plugin: 'gang-assembly', reason: 'TooFewGpus', message: 'only 4 are free', gpus: null },
           { plugin: 'vram', reason: 'InsufficientVram', message: 'below 80 GB', gpus: 12 },
+          {
+            plugin: 'simulated-gpus',
+            reason: 'SimulatedRefused',
+            message: "simulated GPUs refused by subnet 'live'",
+            gpus: 2,
+          },
+          {
+            plugin: 'verified-gpus',
+            reason: 'Unverified',
+            message: "unverified: challenge c-1 failed (late); verified GPUs required by subnet 'live'",
+            gpus: 2,
+          },
         ],
       },
     };
@@ -625,6 +637,8 @@ describe('gpunet job / providers / subnet / account (fake gateway)', () => {
         '  reasons:',
         '    gang-assembly/TooFewGpus: only 4 are free',
         '    vram/InsufficientVram: below 80 GB (12 GPUs)',
+        "    simulated-gpus/SimulatedRefused: simulated GPUs refused by subnet 'live' (2 GPUs)",
+        "    verified-gpus/Unverified: unverified: challenge c-1 failed (late); verified GPUs required by subnet 'live' (2 GPUs)",
         '',
       ].join('\n'),
     );
