@@ -45,6 +45,13 @@ export class InvalidSubjectTokenError extends ContractError {
   override readonly name = 'InvalidSubjectTokenError';
 }
 
+/** An edge report that must be signed arrived unsigned (an older version). Never retryable. */
+export class UnsignedReportError extends ContractError {
+  readonly code = 'UNSIGNED_REPORT' as const;
+  readonly retryable = false;
+  override readonly name = 'UnsignedReportError';
+}
+
 export const isContractError = (e: unknown): e is ContractError => e instanceof ContractError;
 export const isInvalidMessage = (e: unknown): e is InvalidMessageError => e instanceof InvalidMessageError;
 export const isUnknownMessageType = (e: unknown): e is UnknownMessageTypeError =>

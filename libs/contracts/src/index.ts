@@ -68,6 +68,7 @@ export {
   EscrowRejected,
   EscrowRejectionReasonSchema,
   executionMessages,
+  executionUpcasters,
   ExecutionStream,
   executionStreams,
   FaultKindSchema,
@@ -237,6 +238,8 @@ export {
   RankStartReplySchema,
   RankStateSchema,
   RankStatusReported,
+  RankStatusReportedV1,
+  rankStatusV1ToV2,
   ReconciliationMismatched,
   RelativePathSchema,
   ReleaseOnEdge,
@@ -286,6 +289,7 @@ export {
   UdpEndpointSchema,
   UnschedulableReasonSchema,
   UsageMetered,
+  UsageDisputed,
   UsageReported,
   weeklyCoverage,
   WireGuardKeySchema,
@@ -306,6 +310,7 @@ export {
   isUnknownMessageType,
   RegistryDefinitionError,
   UnknownMessageTypeError,
+  UnsignedReportError,
   type ValidationIssue,
 } from './errors';
 export { EventIdSchema, newEventId } from './ids';

@@ -11,7 +11,9 @@ import {
   isInvalidMessage,
   isUnknownMessageType,
   MessageDeadLettered,
+  RankStatusReportedV1,
   RegistryDefinitionError,
+  UnsignedReportError,
   type ValidationIssue,
 } from '../src';
 import { StartRank, WidgetCreatedV1, WidgetCreatedV2, WidgetV1ToV2 } from './fixtures';
@@ -115,6 +117,30 @@ describe('registry definition rules', () => {
     const read = registry.parse(JSON.parse(JSON.stringify(v1)));
     expect(read.version).toBe(2);
     expect(read.data).toMatchObject({ jobId: 'j1', gpuClasses: [], spec: null });
+  });
+  it('refuses an unsigned rank status (v1) instead of reading it as a signed one', () => {
+    const registry = createRegistry(catalog, catalogUpcasters);
+    const v1 = buildEnvelope(
+      RankStatusReportedV1,
+      {
+        edgeId: `U${'A'.repeat(55)}`,
+        jobId: 'j1',
+        attempt: 1,
+        rank: 0,
+        state: 'running',
+        startedAt: '2026-11-29T00:00:00.000Z',
+        exitedAt: null,
+        exitCode: null,
+        signal: null,
+        stopReason: null,
+        wallSeconds: 3600,
+        reportedAt: '2026-11-29T00:00:01.000Z',
+      },
+      { streamId: 'rank-j1' },
+    );
+    const read = () => registry.parse(JSON.parse(JSON.stringify(v1)));
+    expect(read).toThrow(UnsignedReportError);
+    expect(read).toThrow(/edge.rank-status v1 from UA+ is unsigned/);
   });
 });
 

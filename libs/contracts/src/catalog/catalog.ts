@@ -1,4 +1,4 @@
-import { executionMessages } from './execution';
+import { executionMessages, executionUpcasters } from './execution';
 import { jobMessages, jobUpcasters } from './jobs';
 import { settlementMessages } from './settlement';
 import { MessageDeadLettered } from './system';
@@ -15,4 +15,4 @@ export const catalog = [
 ] as const;
 
 /** The upcasters `catalog`'s older versions need. */
-export const catalogUpcasters = [...jobUpcasters] as const;
+export const catalogUpcasters = [...jobUpcasters, ...executionUpcasters] as const;

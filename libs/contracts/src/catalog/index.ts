@@ -116,6 +116,7 @@ export {
 export {
   EnvNameSchema,
   executionMessages,
+  executionUpcasters,
   JobCancelRequested,
   JobLaunching,
   JobRestarting,
@@ -136,11 +137,14 @@ export {
   RankStartReplySchema,
   RankStateSchema,
   RankStatusReported,
+  RankStatusReportedV1,
+  rankStatusV1ToV2,
   RelativePathSchema,
   StartRankOnEdge,
   StopRanksOnEdge,
   type StopRanksReply,
   StopRanksReplySchema,
+  UsageDisputed,
 } from './execution';
 export {
   JobCancelled,

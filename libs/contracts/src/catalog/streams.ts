@@ -100,7 +100,7 @@ export const SchedulerStream = defineStream({
 /** What edges say about the ranks they run: started, heartbeat, exited. */
 export const EdgeRanksStream = defineStream({
   name: 'EDGE_RANKS',
-  subjects: ['edge.*.rank-status.v1'],
+  subjects: ['edge.*.rank-status.v1', 'edge.*.rank-status.v2'],
   description: 'Rank lifecycle reported by the edges that run them; execution consumes it.',
   maxAgeMs: 7 * 24 * 3600 * 1000,
 });

@@ -6,17 +6,17 @@ import { EdgeRanksStream } from '../streams';
 export const RankStateSchema = z.enum(['running', 'exited']);
 
 /**
- * A rank's lifecycle on its edge: `running` when it started (and every heartbeat period while it
- * runs), `exited` once with its exit code or signal. Not signed: NATS permissions let only this
- * edge publish on its subject, and execution accepts a status only from the edge the rank was
- * placed on.
+ * The first, unsigned version of a rank's status. Retired: usage is paid from statuses, so
+ * execution reads only signed ones (v2); a v1 cannot be upcast (no signature can be made up for it)
+ * and is dead-lettered as `UNSIGNED_REPORT`.
  */
-export const RankStatusReported = defineEvent({
+export const RankStatusReportedV1 = defineEvent({
   type: 'edge.rank-status',
   version: 1,
   subject: 'edge.{edgeId}.rank-status.v1',
   stream: EdgeRanksStream.name,
-  description: 'A rank started, is still running, or exited (code or signal), as its edge saw it.',
+  description:
+    'A rank started, is still running, or exited (code or signal), as its edge saw it. Unsigned; retired for v2.',
   schema: z.strictObject({
     edgeId: EdgeIdSchema,
     jobId: EntityIdSchema,

@@ -4,7 +4,7 @@
  *
  *   execution ──cmd.edge.{edgeId}.start-rank.v1──▶ edge   (core request/reply: started | rejected)
  *   execution ──cmd.edge.{edgeId}.stop-ranks.v1──▶ edge   (core request/reply, idempotent)
- *   edge ──edge.{edgeId}.rank-status.v1──▶ EDGE_RANKS     (JetStream; execution consumes durably)
+ *   edge ──edge.{edgeId}.rank-status.v2──▶ EDGE_RANKS     (JetStream, signed; execution consumes durably)
  *   edge ──edge.{edgeId}.log.{jobId}.v1──▶ JOB_LOGS       (core publish, bounded: never blocks a rank)
  *
  * Every rank start carries the job's `attempt` (1, then one more per gang restart): a status of an
@@ -35,7 +35,8 @@ export {
 
 // Edge → control plane
 export { RankLogChunk } from './edge-rank-log.v1';
-export { RankStateSchema, RankStatusReported } from './edge-rank-status.v1';
+export { RankStateSchema, RankStatusReportedV1 } from './edge-rank-status.v1';
+export { RankStatusReported, rankStatusV1ToV2 } from './edge-rank-status.v2';
 
 // Gateway → execution
 export { JobCancelRequested } from './job-cancel-requested.v1';
@@ -45,5 +46,6 @@ export { JobLaunching, type LaunchedRank, LaunchedRankSchema } from './job-launc
 export { JobRestarting } from './job-restarting.v1';
 export { JobRunning } from './job-running.v1';
 export { RankExited } from './rank-exited.v1';
+export { UsageDisputed } from './usage-disputed.v1';
 
-export { executionMessages } from './execution.messages';
+export { executionMessages, executionUpcasters } from './execution.messages';
