@@ -12,7 +12,13 @@ describe('execution configuration', () => {
       natsUrl: 'nats://127.0.0.1:4222',
       natsSeed: null,
       prefix: '',
-      policy: { barrierMs: 300_000, heartbeatTimeoutMs: 120_000, usageReportMs: 60_000, stopWaitMs: 60_000 },
+      policy: {
+        barrierMs: 300_000,
+        heartbeatTimeoutMs: 120_000,
+        usageReportMs: 60_000,
+        stopWaitMs: 60_000,
+        usageTolerance: { seconds: 5, percent: 5 },
+      },
       tickMs: 1_000,
       edgeTimeoutMs: 5_000,
       stopGraceMs: 10_000,
@@ -26,11 +32,22 @@ describe('execution configuration', () => {
     expect(c.tickMs).toBe(250);
   });
 
+  it('reads the usage tolerance', () => {
+    const c = configFromEnv({
+      ...base,
+      EXECUTION_USAGE_TOLERANCE_SECONDS: '10',
+      EXECUTION_USAGE_TOLERANCE_PERCENT: '2.5',
+    });
+    expect(c.policy.usageTolerance).toEqual({ seconds: 10, percent: 2.5 });
+  });
+
   it.each([
     { env: { DATABASE_URL: 'mysql://x' }, path: 'DATABASE_URL' },
     { env: { ...base, EXECUTION_START_BARRIER: '5' }, path: 'EXECUTION_START_BARRIER' },
     { env: { ...base, EXECUTION_SCHEMA: 'Bad-Name' }, path: 'EXECUTION_SCHEMA' },
     { env: { ...base, EXECUTION_STOP_GRACE: '10m' }, path: 'EXECUTION_STOP_GRACE' },
+    { env: { ...base, EXECUTION_USAGE_TOLERANCE_SECONDS: 'soon' }, path: 'EXECUTION_USAGE_TOLERANCE_SECONDS' },
+    { env: { ...base, EXECUTION_USAGE_TOLERANCE_PERCENT: '150' }, path: 'EXECUTION_USAGE_TOLERANCE_PERCENT' },
     {
       env: { ...base, EXECUTION_STOP_GRACE: '30s', EXECUTION_STOP_WAIT: '10s' },
       path: 'EXECUTION_STOP_WAIT',

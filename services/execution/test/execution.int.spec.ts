@@ -37,6 +37,7 @@ import type { RankNetwork } from '../src/app/rank-network.port';
 import { HostRankNetwork } from '../src/infra/host-rank-network';
 import { type ExecutionEvent, jobExecutionDecider } from '../src/domain/job-execution.decider';
 import { edgeId, placementOf, providerRegistered, specOf } from './support/fixtures';
+import { tagOf } from './support/edge-keys';
 import { TestEdge } from './support/test-edge';
 
 const TIMEOUT = { timeoutMs: 30_000 };
@@ -181,7 +182,7 @@ describe('execution (NATS + Postgres)', () => {
     );
 
   const reservationsOf = (jobId: string, on: readonly TestEdge[]) =>
-    on.map((e) => `${jobId}-res-${e.id.slice(1, 7)}`);
+    on.map((e) => `${jobId}-res-${tagOf(e.id, 6)}`);
 
   /** The production boot (`runService`), on the test's schema, prefix and fake clock. */
   const startApp = async () => {

@@ -60,7 +60,7 @@ describe.skipIf(!docker)('the edge runs ranks in sandboxed containers (docker ru
   beforeAll(async () => {
     nats = await useNats({ label: 'edge_docker' });
     await ensureStreams(await nats.jsm(), [...providerStreams, ...executionStreams], nats.prefix);
-    nats.nc.subscribe(`${nats.prefix}.edge.*.rank-status.v1`, {
+    nats.nc.subscribe(`${nats.prefix}.edge.*.rank-status.v2`, {
       callback: (_e, m) => statuses.push(m.json<{ data: Status }>().data),
     });
     nats.nc.subscribe(`${nats.prefix}.edge.*.log.*.v1`, {

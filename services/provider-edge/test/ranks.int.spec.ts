@@ -1,6 +1,7 @@
 import {
   buildEnvelope,
   EdgeRanksStream,
+  edgeIdOfSubject,
   executionStreams,
   namespacedStream,
   type PayloadOf,
@@ -13,6 +14,7 @@ import {
   StartRankOnEdge,
   StopRanksOnEdge,
   StopRanksReplySchema,
+  verifyEdgeReport,
 } from '@gpunet/contracts';
 import { ensureStreams } from '@gpunet/eventing';
 import {
@@ -76,6 +78,8 @@ describe('the edge runs ranks as processes', () => {
     causationId: string | null;
   }>('rank status causes');
   const chunks = new EventCollector<Chunk>('log chunks');
+  /** Every status's signature check (null: it verified). */
+  const signatureChecks: (string | null)[] = [];
   const dirs: string[] = [];
   const agents: EdgeAgent[] = [];
   const children: ChildProcess[] = [];
@@ -83,9 +87,12 @@ describe('the edge runs ranks as processes', () => {
   beforeAll(async () => {
     nats = await useNats({ label: 'edge_ranks' });
     await ensureStreams(await nats.jsm(), [...providerStreams, ...executionStreams], nats.prefix);
-    nats.nc.subscribe(`${nats.prefix}.edge.*.rank-status.v1`, {
+    nats.nc.subscribe(`${nats.prefix}.edge.*.rank-status.v2`, {
       callback: (_e, m) => {
         const envelope = m.json<{ data: Status; correlationId: string; causationId: string | null }>();
+        signatureChecks.push(
+          verifyEdgeReport(RankStatusReported, edgeIdOfSubject(m.subject, nats.prefix), envelope.data),
+        );
         statuses.push(envelope.data);
         statusCauses.push({
           jobId: envelope.data.jobId,
@@ -449,6 +456,11 @@ describe('the edge runs ranks as processes', () => {
     await agent.stop();
     expect(await exitOf('job-crash', 2)).toMatchObject({ stopReason: 'shutdown' });
   }, 120_000);
+
+  it('signs every status it sent with its key (execution pays from them and refuses forgeries)', () => {
+    expect(signatureChecks.length).toBeGreaterThan(5);
+    expect(signatureChecks.filter((c) => c !== null)).toEqual([]);
+  });
 });
 
 describe('rank exits survive a NATS outage', () => {

@@ -40,6 +40,10 @@ const EnvSchema = z.object({
   EXECUTION_START_BARRIER: envDuration('5m'),
   EXECUTION_HEARTBEAT_TIMEOUT: envDuration('2m'),
   EXECUTION_USAGE_PERIOD: envDuration('1m'),
+  /** Seconds an edge's usage for a rank may exceed execution's observation before it is disputed. */
+  EXECUTION_USAGE_TOLERANCE_SECONDS: z.coerce.number().min(0).max(3600).default(5),
+  /** The same, as a percent of the observed seconds (the larger of both applies). */
+  EXECUTION_USAGE_TOLERANCE_PERCENT: z.coerce.number().min(0).max(100).default(5),
   EXECUTION_STOP_WAIT: envDuration('1m'),
   EXECUTION_TICK: envDuration('1s'),
   EXECUTION_EDGE_TIMEOUT: envDuration('5s'),
@@ -151,6 +155,10 @@ export const configFromEnv = (env: Readonly<Record<string, string | undefined>>)
       heartbeatTimeoutMs: e.EXECUTION_HEARTBEAT_TIMEOUT,
       usageReportMs: e.EXECUTION_USAGE_PERIOD,
       stopWaitMs: e.EXECUTION_STOP_WAIT,
+      usageTolerance: {
+        seconds: e.EXECUTION_USAGE_TOLERANCE_SECONDS,
+        percent: e.EXECUTION_USAGE_TOLERANCE_PERCENT,
+      },
     },
     tickMs: e.EXECUTION_TICK,
     edgeTimeoutMs: e.EXECUTION_EDGE_TIMEOUT,

@@ -20,6 +20,7 @@ import { PROVIDER_DIRECTORY, type ProviderDirectory } from './provider-directory
 import { ProvidersHandler } from './providers.handler';
 import { RANK_NETWORK, type RankNetwork } from './rank-network.port';
 import { RankStatusesHandler } from './rank-statuses.handler';
+import { ReservationsHandler } from './reservations.handler';
 
 export interface ExecutionModuleOptions {
   readonly config: ExecutionConfig;
@@ -92,7 +93,13 @@ export class ExecutionModule {
           onError,
         }),
       ],
-      controllers: [JobSubmissionsHandler, JobPlacementsHandler, RankStatusesHandler, ProvidersHandler],
+      controllers: [
+        JobSubmissionsHandler,
+        JobPlacementsHandler,
+        RankStatusesHandler,
+        ProvidersHandler,
+        ReservationsHandler,
+      ],
       providers: [
         { provide: EXECUTION_METRICS, useFactory: () => executionMetrics(options.metrics) },
         {

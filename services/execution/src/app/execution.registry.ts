@@ -14,6 +14,7 @@ import {
   OverlayPathsReported,
   ProviderInventoryChanged,
   ProviderRegistered,
+  ProviderReservationsChanged,
   SchedulerStream,
   type StreamDefinition,
 } from '@gpunet/contracts';
@@ -28,6 +29,7 @@ export const executionRegistry = (): MessageRegistry =>
       JobPlaced,
       ProviderRegistered,
       ProviderInventoryChanged,
+      ProviderReservationsChanged,
       OverlayPathsReported,
     ],
     catalogUpcasters,

@@ -176,6 +176,13 @@ export class JobProcessManager implements OnApplicationBootstrap, BeforeApplicat
    * caused the command (a consumed message's causation); by default the job's own correlation and
    * the command as the cause.
    */
+  /** The active jobs holding a reservation of `providerId`. */
+  activeJobsOn(providerId: string): string[] {
+    return [...this.active.entries()]
+      .filter(([, job]) => reservationsOf(job.state).some((r) => r.providerId === providerId))
+      .map(([jobId]) => jobId);
+  }
+
   decide(jobId: string, command: JobCommand, metadata?: CommandMetadata, tx?: Tx): Promise<JobDecision> {
     const timed = { ...command, now: this.options.clock.now() } as ExecutionCommand;
     return this.decisions.handle(streamIdOf('job', jobId), timed, metadata, tx);

@@ -12,11 +12,24 @@ import type {
   RankExited,
   RankStartReply,
   RankStatusReported,
+  UsageDisputed,
   UsageReported,
 } from '@gpunet/contracts';
 import type { FailureRecovery, NormalizedSpec } from '@gpunet/ensemble-spec';
 import type { LaunchProblem, RankLayout } from './launch-spec';
-import { meterKey, totalGpuSeconds, usageOf, type WallMeter } from './usage';
+import {
+  disputeOf,
+  type FaultRecord,
+  faultsOf,
+  meterKey,
+  type Observations,
+  observe,
+  paidMeter,
+  totalGpuSeconds,
+  type UsageTolerance,
+  usageOf,
+  type WallMeter,
+} from './usage';
 
 /*
  * The job aggregate of execution: a process manager's memory, event-sourced. Its inputs (the
@@ -37,6 +50,11 @@ export interface ExecutionPolicy {
   readonly usageReportMs: number;
   /** How long to wait for stopped ranks to report their exit before deciding without them. */
   readonly stopWaitMs: number;
+  /**
+   * How far an edge's wall seconds for a rank may exceed what execution observed before the claim
+   * is disputed (the larger of both). Default 5 s and 5 %.
+   */
+  readonly usageTolerance?: UsageTolerance;
 }
 
 export type StopOutcome =
@@ -78,6 +96,11 @@ export type ExecutionEvent =
       readonly data: { jobId: string; attempt: number; outcome: StopOutcome; stopUntil: string; at: string };
     }
   | { readonly type: 'execution.released'; readonly data: { jobId: string; at: string } }
+  /** A provider's fault, with the evidence; the job's end reports it (one per provider and kind). */
+  | {
+      readonly type: 'execution.fault-recorded';
+      readonly data: FaultRecord & { jobId: string; attempt: number; at: string };
+    }
   /** The state an earlier storage layout held for the job, carried into its stream once. */
   | { readonly type: typeof STATE_CARRIED_OVER; readonly data: { state: ExecutionState } }
   | { readonly type: 'job.launching'; readonly data: PayloadOf<typeof JobLaunching> }
@@ -85,6 +108,7 @@ export type ExecutionEvent =
   | { readonly type: 'rank.exited'; readonly data: PayloadOf<typeof RankExited> }
   | { readonly type: 'job.restarting'; readonly data: PayloadOf<typeof JobRestarting> }
   | { readonly type: 'usage.reported'; readonly data: PayloadOf<typeof UsageReported> }
+  | { readonly type: 'usage.disputed'; readonly data: PayloadOf<typeof UsageDisputed> }
   | { readonly type: 'job.completed'; readonly data: PayloadOf<typeof JobCompleted> }
   | { readonly type: 'job.failed'; readonly data: PayloadOf<typeof JobFailed> }
   | { readonly type: 'job.cancelled'; readonly data: PayloadOf<typeof JobCancelled> };
@@ -96,6 +120,7 @@ export const PUBLIC_EVENT_TYPES: ReadonlySet<string> = new Set([
   'rank.exited',
   'job.restarting',
   'usage.reported',
+  'usage.disputed',
   'job.completed',
   'job.failed',
   'job.cancelled',
@@ -136,7 +161,17 @@ export type ExecutionCommand =
    * job cancelled before its placement arrived) holds reservations it did not cover: the job is not
    * released until a release that covers them finished.
    */
-  | { readonly type: 'MarkReleased'; readonly reservations: readonly string[]; readonly now: Date };
+  | { readonly type: 'MarkReleased'; readonly reservations: readonly string[]; readonly now: Date }
+  /**
+   * A provider's edge no longer holds reservations it had (discovery's view of the edge's report):
+   * `held`, the reservation ids the edge holds now.
+   */
+  | {
+      readonly type: 'RecordReservations';
+      readonly providerId: string;
+      readonly held: readonly string[];
+      readonly now: Date;
+    };
 
 export type Phase = 'new' | 'launching' | 'running' | 'stopping' | 'completed' | 'failed' | 'cancelled';
 
@@ -163,7 +198,14 @@ export interface ExecutionState {
   readonly exited: Readonly<Record<number, ExitRecord>>;
   /** Last time (ms) each rank of the current attempt was heard of. */
   readonly lastSeenMs: Readonly<Record<number, number>>;
+  /** Wall seconds each (attempt, rank) ran as its edge signed them (the highest reading). */
   readonly meter: WallMeter;
+  /** When execution, on its own clock, saw each (attempt, rank) start, last run and exit. */
+  readonly observed: Observations;
+  /** (attempt, rank) keys whose edge figure was disputed. */
+  readonly disputed: Readonly<Record<string, true>>;
+  /** Providers' faults, one per provider and kind. */
+  readonly faults: readonly FaultRecord[];
   readonly stopping: {
     readonly attempt: number;
     readonly outcome: StopOutcome;
@@ -191,6 +233,9 @@ export const initialExecutionState: ExecutionState = {
   exited: {},
   lastSeenMs: {},
   meter: {},
+  observed: {},
+  disputed: {},
+  faults: [],
   stopping: null,
   usageSeq: 0,
   lastUsageAtMs: null,
@@ -260,18 +305,27 @@ export const jobExecutionDecider = (
       case 'execution.job-placed':
         // A placement that arrives after the end holds reservations again: they are owed a release.
         return { ...s, jobId: e.data.jobId, placement: e.data, released: false };
-      case 'execution.rank-started':
-        if (e.data.attempt !== s.attempt) return s;
+      case 'execution.rank-started': {
+        const observed = observe(s.observed, meterKey(e.data.attempt, e.data.rank), 'started', e.data.at);
+        if (e.data.attempt !== s.attempt) return { ...s, observed };
         return {
           ...s,
+          observed,
           started: { ...s.started, [e.data.rank]: true },
           lastSeenMs: { ...s.lastSeenMs, [e.data.rank]: Date.parse(e.data.at) },
         };
+      }
       case 'execution.rank-seen': {
         const key = meterKey(e.data.attempt, e.data.rank);
         const meter = { ...s.meter, [key]: Math.max(s.meter[key] ?? 0, e.data.wallSeconds) };
-        if (e.data.attempt !== s.attempt) return { ...s, meter };
-        return { ...s, meter, lastSeenMs: { ...s.lastSeenMs, [e.data.rank]: Date.parse(e.data.at) } };
+        const observed = observe(s.observed, key, 'seen', e.data.at);
+        if (e.data.attempt !== s.attempt) return { ...s, meter, observed };
+        return {
+          ...s,
+          meter,
+          observed,
+          lastSeenMs: { ...s.lastSeenMs, [e.data.rank]: Date.parse(e.data.at) },
+        };
       }
       case 'execution.stop-ordered':
         return {
@@ -285,8 +339,19 @@ export const jobExecutionDecider = (
         };
       case 'execution.released':
         return { ...s, released: true };
-      case STATE_CARRIED_OVER:
-        return { ...initialExecutionState, ...e.data.state };
+      case 'execution.fault-recorded': {
+        const { providerId, kind, verified, detail } = e.data;
+        if (s.faults.some((f) => f.providerId === providerId && f.kind === kind)) return s;
+        return { ...s, faults: [...s.faults, { providerId, kind, verified, detail }] };
+      }
+      case STATE_CARRIED_OVER: {
+        // The earlier layout kept no observations: its readings stand as observed (paid as before).
+        const carried = { ...initialExecutionState, ...e.data.state };
+        const observed: Record<string, { fromMs: number; toMs: number; exited: boolean }> = {};
+        for (const [key, seconds] of Object.entries(carried.meter))
+          observed[key] = { fromMs: 0, toMs: seconds * 1000, exited: true };
+        return { ...carried, observed: { ...observed, ...carried.observed } };
+      }
       case 'job.launching':
         return {
           ...s,
@@ -307,16 +372,20 @@ export const jobExecutionDecider = (
       case 'rank.exited': {
         const key = meterKey(e.data.attempt, e.data.rank);
         const meter = { ...s.meter, [key]: Math.max(s.meter[key] ?? 0, e.data.wallSeconds) };
-        if (e.data.attempt !== s.attempt) return { ...s, meter };
+        const observed = observe(s.observed, key, 'exited', e.data.at);
+        if (e.data.attempt !== s.attempt) return { ...s, meter, observed };
         return {
           ...s,
           meter,
+          observed,
           started: { ...s.started, [e.data.rank]: true },
           exited: { ...s.exited, [e.data.rank]: { exitCode: e.data.exitCode, signal: e.data.signal } },
         };
       }
       case 'job.restarting':
         return { ...s, restarts: s.restarts + 1 };
+      case 'usage.disputed':
+        return { ...s, disputed: { ...s.disputed, [meterKey(e.data.attempt, e.data.rank)]: true } };
       case 'usage.reported':
         return {
           ...s,
@@ -345,7 +414,52 @@ export const jobExecutionDecider = (
       s = evolve(s, e);
     };
     const jobId = (): string => s.jobId ?? '';
-    const usage = () => usageOf(s.ranks, s.attempt, s.meter);
+    /** What is paid: per rank, the lower of the edge's signed figure and execution's observation. */
+    const usage = () => usageOf(s.ranks, s.attempt, paidMeter(s.meter, s.observed));
+
+    /** Disputes every rank whose edge claims more than observed (`all`: or only the exited ones). */
+    const dispute = (now: Date, all: boolean): void => {
+      for (const key of Object.keys(s.meter).sort()) {
+        if (s.disputed[key] || !(all || s.observed[key]?.exited)) continue;
+        const [attempt, rank] = key.split(':').map(Number) as [number, number];
+        const providerId = s.ranks.find((r) => r.rank === rank)?.providerId;
+        const found = disputeOf(s.meter[key] ?? 0, s.observed[key], policy.usageTolerance);
+        if (found && providerId)
+          emit({
+            type: 'usage.disputed',
+            data: { jobId: jobId(), providerId, attempt, rank, ...found, at: now.toISOString() },
+          });
+      }
+    };
+
+    /** The job's end: last disputes, then its final usage and faults. */
+    const ending = (now: Date) => {
+      dispute(now, true);
+      const final = usage();
+      return { usage: final, faults: faultsOf(s.faults, final) };
+    };
+
+    const recordFault = (
+      providerId: string,
+      kind: FaultRecord['kind'],
+      verified: boolean,
+      detail: string,
+      now: Date,
+    ): void => {
+      if (s.faults.some((f) => f.providerId === providerId && f.kind === kind)) return;
+      emit({
+        type: 'execution.fault-recorded',
+        data: {
+          jobId: jobId(),
+          attempt: s.attempt,
+          providerId,
+          kind,
+          verified,
+          detail,
+          at: now.toISOString(),
+        },
+      });
+    };
 
     const fail = (code: string, message: string, now: Date): void =>
       emit({
@@ -353,8 +467,7 @@ export const jobExecutionDecider = (
         data: {
           jobId: jobId(),
           reason: { code, message },
-          usage: usage(),
-          faults: [],
+          ...ending(now),
           failedAt: now.toISOString(),
         },
       });
@@ -386,7 +499,7 @@ export const jobExecutionDecider = (
         case 'cancelled':
           emit({
             type: 'job.cancelled',
-            data: { jobId: jobId(), usage: usage(), cancelledAt: now.toISOString() },
+            data: { jobId: jobId(), usage: ending(now).usage, cancelledAt: now.toISOString() },
           });
           return;
         case 'failed':
@@ -539,6 +652,7 @@ export const jobExecutionDecider = (
             at: now.toISOString(),
           },
         });
+        dispute(now, false);
         if (s.phase === 'stopping') {
           if (allStartedExited()) finish(now);
           return out;
@@ -546,6 +660,16 @@ export const jobExecutionDecider = (
         const succeeded = status.exitCode === 0 && status.signal === null;
         if (!succeeded) {
           const how = status.signal !== null ? `signal ${status.signal}` : `code ${String(status.exitCode)}`;
+          // Execution did not ask it to stop: as the control plane sees it, the rank crashed on its
+          // host. Only the edge says how, so the fault is not verified (never slashed).
+          if (status.stopReason !== 'max-duration')
+            recordFault(
+              edgeId,
+              'rank-crashed',
+              false,
+              `rank ${status.rank} (attempt ${status.attempt}) exited with ${how}${status.stopReason ? ` (${status.stopReason})` : ''}, reported at ${now.toISOString()}`,
+              now,
+            );
           gangFailed(rank, 'RANK_FAILED', `rank ${status.rank} on ${edgeId} exited with ${how}`, now);
           return out;
         }
@@ -555,7 +679,7 @@ export const jobExecutionDecider = (
         if (allDone)
           emit({
             type: 'job.completed',
-            data: { jobId: jobId(), usage: usage(), faults: [], completedAt: now.toISOString() },
+            data: { jobId: jobId(), ...ending(now), completedAt: now.toISOString() },
           });
         return out;
       }
@@ -649,16 +773,26 @@ export const jobExecutionDecider = (
               !s.exited[r.rank] &&
               t - Math.max(s.lastSeenMs[r.rank] ?? t, listening) >= policy.heartbeatTimeoutMs,
           );
-          if (lost)
+          if (lost) {
+            // Execution itself heard nothing: the evidence is the control plane's own, so verified.
+            const lastSeen = iso(Math.max(s.lastSeenMs[lost.rank] ?? t, listening));
+            recordFault(
+              lost.providerId,
+              'host-lost',
+              true,
+              `rank ${lost.rank} (attempt ${s.attempt}) last heard of at ${lastSeen}; silent for ${policy.heartbeatTimeoutMs} ms at ${now.toISOString()}`,
+              now,
+            );
             gangFailed(
               lost,
               'RANK_LOST',
               `rank ${lost.rank} on ${lost.providerId} sent no status for ${policy.heartbeatTimeoutMs} ms`,
               now,
             );
+          }
         }
         if (isActive(s.phase) && (s.lastUsageAtMs === null || t - s.lastUsageAtMs >= policy.usageReportMs)) {
-          const providers = usageOf(s.ranks, s.attempt, s.meter);
+          const providers = usage();
           if (providers.length > 0 && totalGpuSeconds(providers) > s.lastReportedGpuSeconds)
             emit({
               type: 'usage.reported',
@@ -672,6 +806,30 @@ export const jobExecutionDecider = (
         if (reservationsOf(s).some((r) => !command.reservations.includes(r.reservationId))) return [];
         emit({ type: 'execution.released', data: { jobId: jobId(), at: command.now.toISOString() } });
         return out;
+      case 'RecordReservations': {
+        const { providerId, held, now } = command;
+        // Only while ranks run: between attempts a reservation may lapse without anyone at fault.
+        if (s.phase !== 'running') return [];
+        const gone = reservationsOf(s).filter(
+          (r) => r.providerId === providerId && !held.includes(r.reservationId),
+        );
+        if (gone.length === 0) return [];
+        const reservationIds = gone.map((r) => r.reservationId).join(', ');
+        recordFault(
+          providerId,
+          'abandoned',
+          true,
+          `the edge no longer held reservation ${reservationIds} of the running job at ${now.toISOString()}`,
+          now,
+        );
+        gangFailed(
+          s.ranks.find((r) => r.providerId === providerId),
+          'RESERVATION_ABANDONED',
+          `${providerId} released reservation ${reservationIds} while the job held it`,
+          now,
+        );
+        return out;
+      }
       default: {
         const never: never = command;
         throw new Error(`unknown command ${JSON.stringify(never)}`);

@@ -1,8 +1,9 @@
 import { type LaunchedRank, modelMatches } from '@gpunet/contracts';
 import type { z } from 'zod';
-import type { ProviderUsageSchema } from '@gpunet/contracts';
+import type { FaultKindSchema, ProviderFaultSchema, ProviderUsageSchema } from '@gpunet/contracts';
 
 export type ProviderUsage = z.infer<typeof ProviderUsageSchema>;
+export type ProviderFault = z.infer<typeof ProviderFaultSchema>;
 
 /** A GPU model as a GPU class token (`NVIDIA H100 80GB HBM3` → `NVIDIA-H100-80GB-HBM3`). */
 export const sanitizeGpuClass = (model: string): string => {
@@ -26,7 +27,7 @@ export const gpuClassOf = (model: string | null, jobClasses: readonly string[]):
   return jobClasses.find((c) => modelMatches(model, c)) ?? sanitizeGpuClass(model);
 };
 
-/** Wall seconds each (attempt, rank) has run, as its edge reported them. Keyed `attempt:rank`. */
+/** Wall seconds each (attempt, rank) has run. Keyed `attempt:rank`. */
 export type WallMeter = Readonly<Record<string, number>>;
 
 export const meterKey = (attempt: number, rank: number): string => `${attempt}:${rank}`;
@@ -68,3 +69,91 @@ export const usageOf = (
 
 export const totalGpuSeconds = (usage: readonly ProviderUsage[]): number =>
   usage.reduce((n, u) => n + u.gpuSeconds, 0);
+
+/**
+ * What execution saw of one (attempt, rank) on its own clock: first seen running (`fromMs`: the
+ * start reply or the first running status), last seen running or its exit seen (`toMs`).
+ */
+export interface Observation {
+  readonly fromMs: number;
+  readonly toMs: number;
+  readonly exited: boolean;
+}
+
+export type Observations = Readonly<Record<string, Observation>>;
+
+/**
+ * Records a sighting. A rank is observed from the first time it was seen started; statuses of a
+ * rank never seen started add nothing (so an edge cannot bill an attempt's rank that never ran),
+ * and nothing moves an observation after the exit was seen.
+ */
+export const observe = (
+  observed: Observations,
+  key: string,
+  what: 'started' | 'seen' | 'exited',
+  at: string,
+): Observations => {
+  const ms = Date.parse(at);
+  const o = observed[key];
+  if (!o)
+    return what === 'started' ? { ...observed, [key]: { fromMs: ms, toMs: ms, exited: false } } : observed;
+  if (o.exited || what === 'started') return observed;
+  return { ...observed, [key]: { fromMs: o.fromMs, toMs: Math.max(o.toMs, ms), exited: what === 'exited' } };
+};
+
+export const observedSeconds = (o: Observation | undefined): number =>
+  o === undefined ? 0 : Math.max(0, o.toMs - o.fromMs) / 1000;
+
+/** How far an edge's claim may exceed the observation before it is disputed: the larger of both. */
+export interface UsageTolerance {
+  /** Default 5. */
+  readonly seconds: number;
+  /** Percent of the observed seconds. Default 5. */
+  readonly percent: number;
+}
+
+export const DEFAULT_USAGE_TOLERANCE: UsageTolerance = { seconds: 5, percent: 5 };
+
+/**
+ * The seconds paid per (attempt, rank): the lower of the edge's signed reading and execution's own
+ * observation. Both only grow, so the paid figure does too.
+ */
+export const paidMeter = (meter: WallMeter, observed: Observations): WallMeter =>
+  Object.fromEntries(
+    Object.entries(meter).map(([key, edge]) => [key, Math.min(edge, observedSeconds(observed[key]))]),
+  );
+
+/** A dispute, when the edge claims more than the observation plus the tolerance; else null. */
+export const disputeOf = (
+  edgeSeconds: number,
+  observation: Observation | undefined,
+  tolerance: UsageTolerance = DEFAULT_USAGE_TOLERANCE,
+): { edgeSeconds: number; observedSeconds: number; paidSeconds: number } | null => {
+  const observed = observedSeconds(observation);
+  const allowed = Math.max(tolerance.seconds, (observed * tolerance.percent) / 100);
+  if (edgeSeconds <= observed + allowed) return null;
+  return { edgeSeconds, observedSeconds: observed, paidSeconds: Math.min(edgeSeconds, observed) };
+};
+
+/** A provider's fault as execution recorded it; its billable seconds are set at the job's end. */
+export interface FaultRecord {
+  readonly providerId: string;
+  readonly kind: z.infer<typeof FaultKindSchema>;
+  /** Whether the evidence is execution's own (settlement slashes only verified faults). */
+  readonly verified: boolean;
+  readonly detail: string;
+}
+
+/**
+ * The job's faults for its end: each provider's billable GPU-seconds are what it is paid (its paid
+ * usage): a fault forfeits nothing that ran, it marks the provider (and, verified, lets the
+ * subnet slash its stake).
+ */
+export const faultsOf = (faults: readonly FaultRecord[], usage: readonly ProviderUsage[]): ProviderFault[] =>
+  faults.map((f) => ({
+    providerId: f.providerId,
+    kind: f.kind,
+    billableGpuSeconds: usage.find((u) => u.providerId === f.providerId)?.gpuSeconds ?? 0,
+    verified: f.verified,
+    detail: f.detail.slice(0, 1024),
+  }));

@@ -7,9 +7,10 @@ import type {
 } from '@gpunet/contracts';
 import { type NormalizedSpec, parseEnsembleSpecOrThrow } from '@gpunet/ensemble-spec';
 import type { ExecutionPolicy } from '../../src/domain/job-execution.decider';
+import { edgeKey, tagOf } from './edge-keys';
 
-/** A valid edge id (public user nkey shape) per letter: `edgeId('B')`. */
-export const edgeId = (letter: string): string => `U${letter.repeat(55)}`;
+/** A test edge's id: the public key of its (derived) nkey, so its statuses can be signed. */
+export const edgeId = (letter: string): string => edgeKey(letter).getPublicKey();
 
 export interface SpecOptions {
   readonly gpus?: number;
@@ -58,9 +59,9 @@ export const placementOf = (edges: readonly string[], perNode = 1, name = 'main'
     gpuCount: edges.length * perNode,
     nodes: edges.map((e) => ({
       providerId: e,
-      hostId: `host-${e.slice(0, 6)}`,
-      gpuUuids: Array.from({ length: perNode }, (_, i) => `GPU-${e.slice(1, 5)}-${i}`),
-      reservationId: `res-${e.slice(1, 7)}`,
+      hostId: `host-U${tagOf(e, 5)}`,
+      gpuUuids: Array.from({ length: perNode }, (_, i) => `GPU-${tagOf(e, 4)}-${i}`),
+      reservationId: `res-${tagOf(e, 6)}`,
       ranks: perNode,
     })),
     predictedStepUs: 1000,
@@ -84,6 +85,11 @@ export const rankStatus = (
   init: Partial<PayloadOf<typeof RankStatusReported>> & { jobId: string },
 ): PayloadOf<typeof RankStatusReported> => ({
   edgeId: rank.providerId,
+  // The decider never sees a signature (the handler checked it): placeholders.
+  publicKey: rank.providerId,
+  sequence: 1,
+  signedAt: T0,
+  signature: 'A'.repeat(86),
   attempt: 1,
   rank: rank.rank,
   state: 'running',

@@ -3,11 +3,17 @@ import {
   type PayloadOf,
   RankStatusReported,
   ReleaseOnEdge,
+  signingInput,
   StartRankOnEdge,
   StopRanksOnEdge,
 } from '@gpunet/contracts';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/nats-core';
+import { edgeKey } from './edge-keys';
+
+type Status = PayloadOf<typeof RankStatusReported>;
+/** A status before it is signed. */
+export type UnsignedStatus = Omit<Status, 'publicKey' | 'sequence' | 'signedAt' | 'signature'>;
 
 type StartCommand = PayloadOf<typeof StartRankOnEdge>;
 
@@ -20,8 +26,9 @@ interface TestRank {
 /**
  * A test double of a provider edge on real NATS: it answers start/stop/release like the real edge
  * (a start is idempotent per (job, attempt, rank): a repeat answers `created: false` and starts
- * nothing) and publishes rank statuses on EDGE_RANKS as a real edge would. Its "processes" are
- * entries in a map; the test decides when they exit and how long they ran.
+ * nothing) and publishes rank statuses on EDGE_RANKS as a real edge would, signed with its key
+ * (`edgeKey(id)`). Its "processes" are entries in a map; the test decides when they exit and how
+ * long they ran (`usageFactor` makes it claim a multiple of that: a lying edge).
  */
 export class TestEdge {
   readonly ranks = new Map<string, TestRank>();
@@ -34,6 +41,9 @@ export class TestEdge {
   mode: 'normal' | 'silent' | 'hold' = 'normal';
   /** Wall seconds a rank reports when it is stopped. */
   stoppedWallSeconds = 5;
+  /** What the edge claims: its wall seconds times this (1: honest). */
+  usageFactor = 1;
+  private sequence = 0;
   private readonly subscriptions: Subscription[] = [];
 
   constructor(
@@ -138,8 +148,24 @@ export class TestEdge {
     await this.publish(r, { state: 'exited', exitCode, wallSeconds });
   }
 
-  /** A status as `edgeId` claims it (for statuses published on another edge's subject). */
-  async publishAs(edgeId: string, data: PayloadOf<typeof RankStatusReported>): Promise<void> {
+  /**
+   * A status on `edgeId`'s subject, signed with this edge's key unless `signature` is given (a
+   * forgery: a status signed by another key, or bytes that are no signature).
+   */
+  async publishAs(edgeId: string, unsigned: UnsignedStatus, signature?: string): Promise<void> {
+    this.sequence += 1;
+    const fields = {
+      ...unsigned,
+      publicKey: unsigned.edgeId,
+      sequence: this.sequence,
+      signedAt: this.now().toISOString(),
+    };
+    const signed =
+      signature ??
+      Buffer.from(
+        edgeKey(this.id).sign(new TextEncoder().encode(signingInput(RankStatusReported, fields))),
+      ).toString('base64url');
+    const data: Status = { ...fields, signature: signed };
     const envelope = buildEnvelope(RankStatusReported, data, { streamId: `edge-${edgeId}` });
     await this.js.publish(RankStatusReported.subject({ edgeId }, this.prefix), JSON.stringify(envelope), {
       msgID: envelope.eventId,
@@ -148,9 +174,10 @@ export class TestEdge {
 
   private async publish(
     r: TestRank,
-    s: Partial<PayloadOf<typeof RankStatusReported>> & Pick<PayloadOf<typeof RankStatusReported>, 'state'>,
+    s: Partial<UnsignedStatus> & Pick<UnsignedStatus, 'state'>,
   ): Promise<void> {
     const now = this.now().toISOString();
+    const claimed = s.wallSeconds === undefined ? {} : { wallSeconds: s.wallSeconds * this.usageFactor };
     await this.publishAs(this.id, {
       edgeId: this.id,
       jobId: r.command.jobId,
@@ -164,6 +191,7 @@ export class TestEdge {
       wallSeconds: 0,
       reportedAt: now,
       ...s,
+      ...claimed,
     });
   }
 

@@ -812,6 +812,7 @@ export class EdgeAgent {
       log: this.log,
       random: this.options.random ?? Math.random,
       publishTimeoutMs: this.options.publishTimeoutMs ?? 5_000,
+      sign: (text) => this.options.identity.sign(text),
       ...(options.logBatching ? { logBatching: options.logBatching } : {}),
       ...(options.stopGraceMs === undefined ? {} : { stopGraceMs: options.stopGraceMs }),
       ...(options.netnsOf

@@ -12,6 +12,7 @@ import {
   type RankRejection,
   type RankStartReply,
   RankStatusReported,
+  signingInput,
   StartRankOnEdge,
   StopRanksOnEdge,
   type StopRanksReply,
@@ -69,6 +70,11 @@ export interface RankAgentOptions {
   readonly log: EdgeLogger;
   readonly random: () => number;
   readonly publishTimeoutMs: number;
+  /**
+   * Signs a status with the edge's key (ed25519 over `signingInput`, base64url): execution pays
+   * from the statuses' wall seconds and refuses an unsigned or forged one.
+   */
+  readonly sign: (text: string) => string;
   readonly logBatching?: LogBatching;
   /** Grace between SIGTERM and SIGKILL when the edge stops a rank itself (max duration, shutdown). Default 10 s. */
   readonly stopGraceMs?: number;
@@ -133,6 +139,8 @@ export class RankAgent {
   /** Recent stop-ranks, numbered: a start under way when one arrived is stopped once it exists. */
   private recentStops: (PayloadOf<typeof StopRanksOnEdge> & { seq: number })[] = [];
   private stopSeq = 0;
+  /** Last sequence a status was signed with (never below the clock in ms, so it grows across restarts). */
+  private statusSequence = 0;
 
   constructor(private readonly options: RankAgentOptions) {
     this.outbox = new JetStreamOutbox({
@@ -597,25 +605,31 @@ export class RankAgent {
 
   private queueStatus(record: RankRecord): void {
     const key = keyOf(record);
+    const now = this.options.clock.now();
+    this.statusSequence = Math.max(this.statusSequence + 1, now.getTime());
+    const unsigned = {
+      edgeId: this.options.edgeId,
+      publicKey: this.options.edgeId,
+      sequence: this.statusSequence,
+      signedAt: now.toISOString(),
+      jobId: record.jobId,
+      attempt: record.attempt,
+      rank: record.rank,
+      state: record.state,
+      startedAt: record.startedAt,
+      exitedAt: record.exitedAt,
+      exitCode: record.exitCode,
+      signal: record.signal?.slice(0, 32) ?? null,
+      stopReason: record.stopReason?.slice(0, 128) ?? null,
+      wallSeconds: Math.max(0, record.wallSeconds),
+      reportedAt: now.toISOString(),
+    };
     const envelope = buildEnvelope(
       RankStatusReported,
-      {
-        edgeId: this.options.edgeId,
-        jobId: record.jobId,
-        attempt: record.attempt,
-        rank: record.rank,
-        state: record.state,
-        startedAt: record.startedAt,
-        exitedAt: record.exitedAt,
-        exitCode: record.exitCode,
-        signal: record.signal?.slice(0, 32) ?? null,
-        stopReason: record.stopReason?.slice(0, 128) ?? null,
-        wallSeconds: Math.max(0, record.wallSeconds),
-        reportedAt: this.options.clock.now().toISOString(),
-      },
+      { ...unsigned, signature: this.options.sign(signingInput(RankStatusReported, unsigned)) },
       {
         streamId: streamIdOf('rank', record.jobId),
-        occurredAt: this.options.clock.now(),
+        occurredAt: now,
         ...causeOf(record),
       },
     );

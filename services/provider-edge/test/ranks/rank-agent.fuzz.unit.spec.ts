@@ -41,6 +41,7 @@ const agentWithoutReservations = () => {
     log: () => undefined,
     random: () => 0.5,
     publishTimeoutMs: 1_000,
+    sign: () => 'A'.repeat(86),
     host: {
       exclusive: (fn) => fn(),
       ranks: () => ranks,

@@ -68,6 +68,7 @@ const agentWith = async (runtime: RankRuntime) => {
     log: () => undefined,
     random: () => 0.5,
     publishTimeoutMs: 1_000,
+    sign: () => 'A'.repeat(86),
     host: {
       exclusive: (fn) => fn(),
       ranks: () => ranks,
