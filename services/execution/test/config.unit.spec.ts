@@ -46,7 +46,10 @@ describe('execution configuration', () => {
     { env: { ...base, EXECUTION_START_BARRIER: '5' }, path: 'EXECUTION_START_BARRIER' },
     { env: { ...base, EXECUTION_SCHEMA: 'Bad-Name' }, path: 'EXECUTION_SCHEMA' },
     { env: { ...base, EXECUTION_STOP_GRACE: '10m' }, path: 'EXECUTION_STOP_GRACE' },
-    { env: { ...base, EXECUTION_USAGE_TOLERANCE_SECONDS: 'soon' }, path: 'EXECUTION_USAGE_TOLERANCE_SECONDS' },
+    {
+      env: { ...base, EXECUTION_USAGE_TOLERANCE_SECONDS: 'soon' },
+      path: 'EXECUTION_USAGE_TOLERANCE_SECONDS',
+    },
     { env: { ...base, EXECUTION_USAGE_TOLERANCE_PERCENT: '150' }, path: 'EXECUTION_USAGE_TOLERANCE_PERCENT' },
     {
       env: { ...base, EXECUTION_STOP_GRACE: '30s', EXECUTION_STOP_WAIT: '10s' },

@@ -1,5 +1,7 @@
 import {
   foldEvents,
+  type JobCompleted,
+  type JobFailed,
   type JobPlaced,
   type LaunchedRank,
   type PayloadOf,
@@ -147,8 +149,9 @@ describe('job execution decider', () => {
       h,
       running(h, 0),
       running(h, 1),
-      exited(h, 0, 0, 10),
-      exited(h, 1, 0, 12),
+      // An honest edge: what it reports is what execution saw (started at 1 s).
+      exited(h, 0, 0, 10, 1, 11),
+      exited(h, 1, 0, 12, 1, 13),
     );
     expect(types(decided)).toEqual([
       'execution.rank-started',
@@ -174,15 +177,16 @@ describe('job execution decider', () => {
 
   it('restart_all: a failed rank stops the gang and restarts it as attempt 2; usage counts what both attempts ran', () => {
     const h = launched();
-    const first = play(h, running(h, 0), running(h, 1), exited(h, 0, 1, 5));
-    expect(types(first.decided).slice(-3)).toEqual([
+    const first = play(h, running(h, 0), running(h, 1), exited(h, 0, 1, 5, 1, 6));
+    expect(types(first.decided).slice(-4)).toEqual([
       'rank.exited',
+      'execution.fault-recorded',
       'job.restarting',
       'execution.stop-ordered',
     ]);
     expect(first.state.phase).toBe('stopping');
     // The other rank, stopped, reports its exit: the gang is down, attempt 2 launches.
-    const second = play(first.history, exited(h, 1, 143, 6, 1, 3));
+    const second = play(first.history, exited(h, 1, 143, 6, 1, 7));
     expect(types(second.decided)).toEqual(['rank.exited', 'job.launching']);
     expect(second.state.attempt).toBe(2);
     // Attempt 1's late statuses never start anything again.
@@ -190,8 +194,8 @@ describe('job execution decider', () => {
     expect(late.decided).toEqual([]);
     const done = play(
       second.history,
-      running(h, 0, 2, 5),
-      running(h, 1, 2, 5),
+      running(h, 0, 2, 10),
+      running(h, 1, 2, 10),
       exited(h, 0, 0, 20, 2, 30),
       exited(h, 1, 0, 20, 2, 30),
     );
@@ -305,7 +309,7 @@ describe('job execution decider', () => {
     let h = launched();
     h = play(h, running(h, 0), running(h, 1)).history;
     const { decided } = play(h, { type: 'CheckDeadlines', now: at(121) });
-    expect(decided[0]).toMatchObject({
+    expect(decided[1]).toMatchObject({
       type: 'job.restarting',
       data: { attempt: 2, reason: { code: 'RANK_LOST' } },
     });
@@ -316,7 +320,7 @@ describe('job execution decider', () => {
     h = play(h, running(h, 0), running(h, 1)).history;
     expect(play(h, { type: 'CheckDeadlines', now: at(200), listeningSince: at(150) }).decided).toEqual([]);
     expect(
-      play(h, { type: 'CheckDeadlines', now: at(271), listeningSince: at(150) }).decided[0],
+      play(h, { type: 'CheckDeadlines', now: at(271), listeningSince: at(150) }).decided[1],
     ).toMatchObject({
       type: 'job.restarting',
     });
@@ -419,5 +423,194 @@ describe('job execution decider', () => {
     given(decider, [...publicOnly, carried])
       .when(running(whole, 0))
       .then(decider.decide(running(whole, 0), foldEvents(decider, whole)));
+  });
+});
+
+describe('usage from execution’s own observations', () => {
+  /** Both ranks seen running at 1 s (execution’s clock). */
+  const runningBoth = () => {
+    const h = launched();
+    return play(h, running(h, 0), running(h, 1)).history;
+  };
+  const completed = (events: readonly ExecutionEvent[]) =>
+    events.find((e) => e.type === 'job.completed')?.data as PayloadOf<typeof JobCompleted>;
+
+  it('an edge within the tolerance of the observation is paid the lower figure, undisputed', () => {
+    const h = runningBoth();
+    // Observed: 1 s → 101 s = 100 s. A claims 104 s (within 5 s), B 97 s (below).
+    const { decided } = play(h, exited(h, 0, 0, 104, 1, 101), exited(h, 1, 0, 97, 1, 101));
+    expect(types(decided)).not.toContain('usage.disputed');
+    expect(completed(decided).usage).toMatchObject([
+      { providerId: A, gpuSeconds: 100 },
+      { providerId: B, gpuSeconds: 97 },
+    ]);
+  });
+
+  it('an edge that reports twice what execution observed is paid the observation, and the dispute is recorded', () => {
+    let h = runningBoth();
+    // Heartbeats while running: usage so far is the lower figure too.
+    h = play(h, status(h, 0, { state: 'running', wallSeconds: 120 }, 61)).history;
+    const report = play(h, { type: 'CheckDeadlines', now: at(62) }).decided;
+    expect(report).toMatchObject([
+      {
+        type: 'usage.reported',
+        data: {
+          providers: [
+            { providerId: A, gpuSeconds: 60 },
+            { providerId: B, gpuSeconds: 0 },
+          ],
+        },
+      },
+    ]);
+    const { decided } = play(h, exited(h, 0, 0, 200, 1, 101), exited(h, 1, 0, 100, 1, 101));
+    expect(types(decided)).toEqual(['rank.exited', 'usage.disputed', 'rank.exited', 'job.completed']);
+    expect(decided[1]).toEqual({
+      type: 'usage.disputed',
+      data: {
+        jobId: JOB,
+        providerId: A,
+        attempt: 1,
+        rank: 0,
+        edgeSeconds: 200,
+        observedSeconds: 100,
+        paidSeconds: 100,
+        at: at(101).toISOString(),
+      },
+    });
+    expect(completed(decided).usage).toMatchObject([
+      { providerId: A, gpuSeconds: 100 },
+      { providerId: B, gpuSeconds: 100 },
+    ]);
+  });
+
+  it('the tolerance is the larger of its seconds and its percent', () => {
+    const lenient = jobExecutionDecider({ ...POLICY, usageTolerance: { seconds: 5, percent: 50 } });
+    const h = runningBoth();
+    const state = foldEvents(lenient, h);
+    const out = lenient.decide(exited(h, 0, 0, 140, 1, 101), state);
+    expect(types(out)).not.toContain('usage.disputed');
+  });
+
+  it('a rank never seen running is paid nothing, whatever its edge claims for it', () => {
+    // Attempt 1 failed at the barrier with rank 1 never started; B later claims an hour for it.
+    let h = launched(specOf({ strategy: 'restart_all', maxRestarts: 1 }));
+    h = play(h, running(h, 0), exited(h, 0, 1, 5, 1, 6), exited(h, 0, 1, 5, 1, 6)).history;
+    h = play(h, { type: 'CheckDeadlines', now: at(40) }).history;
+    const state = foldEvents(decider, h);
+    expect(state.attempt).toBe(2);
+    const late = play(h, status(h, 1, { attempt: 1, state: 'exited', exitCode: 0, wallSeconds: 3600 }, 41));
+    expect(late.state.meter['1:1']).toBe(3600);
+    const paid = play(late.history, running(h, 0, 2, 50), running(h, 1, 2, 50));
+    const end = play(paid.history, exited(h, 0, 0, 10, 2, 60), exited(h, 1, 0, 10, 2, 60));
+    expect(completed(end.decided).usage).toMatchObject([
+      { providerId: A, gpuSeconds: 15 },
+      { providerId: B, gpuSeconds: 10 },
+    ]);
+  });
+});
+
+describe('faults with evidence', () => {
+  const ended = (events: readonly ExecutionEvent[]) =>
+    events.find((e) => e.type === 'job.completed' || e.type === 'job.failed')?.data as
+      PayloadOf<typeof JobCompleted> | PayloadOf<typeof JobFailed>;
+
+  it('an edge silent for the heartbeat timeout is host-lost, verified, with when it was last heard of', () => {
+    let h = launched(specOf({ strategy: 'stay_down' }));
+    h = play(
+      h,
+      running(h, 0),
+      running(h, 1),
+      status(h, 1, { state: 'running', wallSeconds: 130 }, 130),
+    ).history;
+    // A is last heard of at 1 s; at 121 s it is lost. B, stopped, exits.
+    const lost = play(h, { type: 'CheckDeadlines', now: at(121) });
+    expect(lost.decided[0]).toMatchObject({
+      type: 'execution.fault-recorded',
+      data: { providerId: A, kind: 'host-lost', verified: true },
+    });
+    // A never answers the stop: the job ends when the stop wait ran out.
+    const end = play(lost.history, exited(h, 1, 143, 131, 1, 131), { type: 'CheckDeadlines', now: at(142) });
+    expect(ended(end.decided).faults).toEqual([
+      {
+        providerId: A,
+        kind: 'host-lost',
+        verified: true,
+        // Paid what it ran while execution heard of it: seen at 1 s, never again.
+        billableGpuSeconds: 0,
+        detail: expect.stringContaining(`last heard of at ${at(1).toISOString()}`),
+      },
+    ]);
+  });
+
+  it('a rank killed on its host (a signal execution did not send) is rank-crashed, unverified; the restarted job completes with it', () => {
+    const h = launched();
+    const first = play(
+      h,
+      running(h, 0),
+      running(h, 1),
+      status(
+        h,
+        0,
+        { state: 'exited', signal: 'SIGKILL', wallSeconds: 10, exitedAt: at(11).toISOString() },
+        11,
+      ),
+      exited(h, 1, 143, 11, 1, 12),
+    );
+    const done = play(
+      first.history,
+      running(h, 0, 2, 20),
+      running(h, 1, 2, 20),
+      exited(h, 0, 0, 10, 2, 30),
+      exited(h, 1, 0, 10, 2, 30),
+    );
+    expect(ended(done.decided)).toMatchObject({
+      usage: [
+        { providerId: A, gpuSeconds: 20 },
+        { providerId: B, gpuSeconds: 21 },
+      ],
+      faults: [
+        {
+          providerId: A,
+          kind: 'rank-crashed',
+          verified: false,
+          billableGpuSeconds: 20,
+          detail: expect.stringContaining('signal SIGKILL'),
+        },
+      ],
+    });
+  });
+
+  it('ranks execution stopped itself (cancel, restart) are no fault', () => {
+    const h = play(launched(), ...[0, 1].map((r) => running(launched(), r))).history;
+    const { state } = play(
+      h,
+      { type: 'CancelJob', jobId: JOB, reason: 'user', now: at(5) },
+      exited(h, 0, 143, 5, 1, 6),
+      exited(h, 1, 143, 4, 1, 6),
+    );
+    expect(state.faults).toEqual([]);
+  });
+
+  it('an edge that gives up a reservation of the running job abandoned it (verified: it signed the report)', () => {
+    let h = launched(specOf({ strategy: 'stay_down' }));
+    h = play(h, running(h, 0), running(h, 1)).history;
+    const held = foldEvents(decider, h).placement!.allocations.flatMap((a) =>
+      a.nodes.filter((n) => n.providerId === B).map((n) => n.reservationId),
+    );
+    // Another edge’s report, or B still holding its reservation: nothing.
+    expect(play(h, { type: 'RecordReservations', providerId: B, held, now: at(20) }).decided).toEqual([]);
+    expect(
+      play(h, { type: 'RecordReservations', providerId: 'UOTHER', held: [], now: at(20) }).decided,
+    ).toEqual([]);
+    const gone = play(h, { type: 'RecordReservations', providerId: B, held: [], now: at(20) });
+    expect(gone.decided[0]).toMatchObject({
+      type: 'execution.fault-recorded',
+      data: { providerId: B, kind: 'abandoned', verified: true },
+    });
+    const end = play(gone.history, exited(h, 0, 143, 20, 1, 21), exited(h, 1, 143, 20, 1, 21));
+    expect(ended(end.decided)).toMatchObject({
+      reason: { code: 'RESERVATION_ABANDONED' },
+      faults: [{ providerId: B, kind: 'abandoned', verified: true, billableGpuSeconds: 20 }],
+    });
   });
 });

@@ -66,6 +66,11 @@ const statusArb = fc
     edgeId: s.edge,
     status: RankStatusReported.schema.parse({
       edgeId: s.payloadEdge,
+      // The decider never sees a signature (the handler checked it).
+      publicKey: s.payloadEdge,
+      sequence: 1,
+      signedAt: T0,
+      signature: 'A'.repeat(86),
       jobId: s.jobId,
       attempt: s.attempt,
       rank: s.rank,
@@ -92,6 +97,21 @@ const commandArb: fc.Arbitrary<ExecutionCommand> = fc.oneof(
   {
     weight: 1,
     arbitrary: fc.constant<ExecutionCommand>({ type: 'CancelJob', jobId: JOB, reason: null, now: at(10) }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .record({
+        providerId: fc.constantFrom(A, B, C),
+        held: fc.subarray(reservationIds),
+        second: fc.nat(4000),
+      })
+      .map(({ providerId, held, second }): ExecutionCommand => ({
+        type: 'RecordReservations',
+        providerId,
+        held,
+        now: at(second),
+      })),
   },
   {
     weight: 1,

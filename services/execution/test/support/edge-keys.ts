@@ -1,4 +1,5 @@
 import { fromSeed, type KeyPair } from '@nats-io/nkeys';
+import { createPrivateKey, createPublicKey } from 'node:crypto';
 
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
@@ -38,17 +39,52 @@ const names = new Map<string, string>();
 export const edgeKey = (name: string): KeyPair => {
   let key = keys.get(name);
   if (!key) {
-    const raw = new Uint8Array(32);
-    for (let i = 0; i < 32; i++) raw[i] = (name.charCodeAt(i % name.length) * 31 + i * 7) & 0xff;
-    // Seed prefix of a user key (`SU`), the raw seed, its checksum (little endian).
-    const body = Uint8Array.from([0x95, 0x00, ...raw]);
-    const crc = crc16(body);
-    const seed = base32(Uint8Array.from([...body, crc & 0xff, crc >>> 8]));
-    key = fromSeed(new TextEncoder().encode(seed));
+    // A one-letter name gets a key that starts `UA` + the letter (a user key's second character
+    // is one of A–D): edges sort as their names.
+    const wanted = /^[A-Z]$/.test(name) ? `UA${name}` : 'U';
+    let salt = 0;
+    while (!publicKeyOf(seedOf(name, salt)).startsWith(wanted)) salt++;
+    key = fromSeed(new TextEncoder().encode(encode([0x95, 0x00], seedOf(name, salt))));
     keys.set(name, key);
     names.set(key.getPublicKey(), name);
   }
   return key;
+};
+
+const seedOf = (name: string, salt: number): Uint8Array => {
+  const raw = new Uint8Array(32);
+  for (let i = 0; i < 32; i++) raw[i] = (name.charCodeAt(i % name.length) * 31 + i * 7) & 0xff;
+  raw[0] = salt & 0xff;
+  raw[1] = (salt >>> 8) & 0xff;
+  return raw;
+};
+
+/** An nkey's text: its prefix bytes, the payload, the checksum (little endian), in base32. */
+const encode = (prefix: readonly number[], payload: Uint8Array): string => {
+  const body = Uint8Array.from([...prefix, ...payload]);
+  const crc = crc16(body);
+  return base32(Uint8Array.from([...body, crc & 0xff, crc >>> 8]));
+};
+
+const PKCS8_ED25519 = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+/** The user public key (`U…`) of a raw ed25519 seed, by Node's crypto (fast enough to search). */
+const publicKeyOf = (seed: Uint8Array): string => {
+  const key = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519, seed]), format: 'der', type: 'pkcs8' });
+  const spki = createPublicKey(key).export({ format: 'der', type: 'spki' });
+  return encode([0xa0], spki.subarray(12));
+};
+
+const publicKeys = new Map<string, string>();
+
+/** The public key of `edgeKey(name)`, cached (nkeys derives it anew on every call). */
+export const edgePublicKey = (name: string): string => {
+  let id = publicKeys.get(name);
+  if (id === undefined) {
+    id = edgeKey(name).getPublicKey();
+    publicKeys.set(name, id);
+  }
+  return id;
 };
 
 /**

@@ -7,10 +7,10 @@ import type {
 } from '@gpunet/contracts';
 import { type NormalizedSpec, parseEnsembleSpecOrThrow } from '@gpunet/ensemble-spec';
 import type { ExecutionPolicy } from '../../src/domain/job-execution.decider';
-import { edgeKey, tagOf } from './edge-keys';
+import { edgePublicKey, tagOf } from './edge-keys';
 
 /** A test edge's id: the public key of its (derived) nkey, so its statuses can be signed. */
-export const edgeId = (letter: string): string => edgeKey(letter).getPublicKey();
+export const edgeId = (letter: string): string => edgePublicKey(letter);
 
 export interface SpecOptions {
   readonly gpus?: number;
