@@ -16,6 +16,8 @@ __all__ = [
     'Job',
     'JobCost',
     'JobCostSettled',
+    'JobDisputesItem',
+    'JobFaultsItem',
     'JobList',
     'JobPaths',
     'JobPathsPairsItem',
@@ -236,6 +238,24 @@ class JobUsage(TypedDict):
     at: str
 
 
+class JobDisputesItem(TypedDict):
+    providerId: str
+    attempt: int
+    rank: int
+    edgeSeconds: float
+    observedSeconds: float
+    paidSeconds: float
+    at: str
+
+
+class JobFaultsItem(TypedDict):
+    providerId: str
+    kind: str
+    verified: bool
+    billableGpuSeconds: int
+    detail: Optional[str]
+
+
 class JobCostSettled(TypedDict):
     paidToProviders: str
     subnetFees: str
@@ -281,6 +301,10 @@ class Job(TypedDict):
     ranks: Optional[list[JobRanksItem]]
     paths: Optional[JobPaths]
     usage: Optional[JobUsage]
+    #: Ranks whose edge claimed more wall seconds than execution observed, beyond the tolerance: the observed figure was paid. Absent in views recorded before disputes existed (none).
+    disputes: NotRequired[list[JobDisputesItem]]
+    #: Providers' faults execution reported at the job's end (host-lost, rank-crashed, abandoned…), with the evidence; only verified ones are slashed. Absent in views recorded before faults were reported (none).
+    faults: NotRequired[list[JobFaultsItem]]
     cost: JobCost
 
 

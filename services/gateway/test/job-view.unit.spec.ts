@@ -129,6 +129,43 @@ describe('job view', () => {
     expect(final.usage).toMatchObject({ final: true, gpuSeconds: 300 });
   });
 
+  it('shows usage disputes (once per rank) and the faults the job ended with', () => {
+    const dispute = ev('usage.disputed', {
+      providerId: EDGE,
+      attempt: 1,
+      rank: 0,
+      edgeSeconds: 200,
+      observedSeconds: 100,
+      paidSeconds: 100,
+      at: t(5),
+    });
+    const fault = {
+      providerId: EDGE,
+      kind: 'host-lost',
+      billableGpuSeconds: 200,
+      verified: true,
+      detail: 'rank 0 (attempt 1) last heard of at 2030-01-01T00:00:03.000Z',
+    };
+    const view = given(
+      dispute,
+      dispute,
+      ev('job.failed', { reason: { code: 'RANK_LOST', message: 'm' }, usage: [], faults: [fault] }),
+    );
+    expect(view.disputes).toEqual([
+      {
+        providerId: EDGE,
+        attempt: 1,
+        rank: 0,
+        edgeSeconds: 200,
+        observedSeconds: 100,
+        paidSeconds: 100,
+        at: t(5),
+      },
+    ]);
+    expect(view.faults).toEqual([fault]);
+    expect(initial).toMatchObject({ disputes: [], faults: [] });
+  });
+
   it('tracks cost: escrow, accruals, then the settlement', () => {
     const view = given(
       ev('job.funded', { escrow: '1000' }),

@@ -14,6 +14,7 @@ import {
   JobUnschedulable,
   OverlayPathsReported,
   RankExited,
+  UsageDisputed,
   UsageMetered,
   UsageReported,
 } from '@gpunet/contracts';
@@ -58,6 +59,7 @@ export class JobsProjectionHandler {
       JobRestarting,
       RankExited,
       UsageReported,
+      UsageDisputed,
       JobCompleted,
       JobFailed,
       JobCancelled,

@@ -14,6 +14,7 @@ import type {
   JobSettled,
   JobUnschedulable,
   PayloadOf,
+  UsageDisputed,
   UsageMetered,
   UsageReported,
 } from '@gpunet/contracts';
@@ -147,6 +148,38 @@ export const JobViewSchema = z.object({
       at: z.string(),
     })
     .nullable(),
+  disputes: z
+    .array(
+      z.object({
+        providerId: z.string(),
+        attempt: z.int(),
+        rank: z.int(),
+        edgeSeconds: z.number(),
+        observedSeconds: z.number(),
+        paidSeconds: z.number(),
+        at: z.string(),
+      }),
+    )
+    .optional()
+    .meta({
+      description:
+        'Ranks whose edge claimed more wall seconds than execution observed, beyond the tolerance: the observed figure was paid. Absent in views recorded before disputes existed (none).',
+    }),
+  faults: z
+    .array(
+      z.object({
+        providerId: z.string(),
+        kind: z.string(),
+        verified: z.boolean(),
+        billableGpuSeconds: z.int(),
+        detail: z.string().nullable(),
+      }),
+    )
+    .optional()
+    .meta({
+      description:
+        "Providers' faults execution reported at the job's end (host-lost, rank-crashed, abandoned…), with the evidence; only verified ones are slashed. Absent in views recorded before faults were reported (none).",
+    }),
   cost: z.object({
     asset: z.string(),
     escrow: Money.nullable().meta({
@@ -194,6 +227,7 @@ export const JOB_VIEW_EVENT_TYPES = [
   'job.restarting',
   'rank.exited',
   'usage.reported',
+  'usage.disputed',
   'job.completed',
   'job.failed',
   'job.cancelled',
@@ -231,6 +265,15 @@ const finalUsage = (usage: PayloadOf<typeof JobCompleted>['usage'], at: string):
         gpuSeconds: sumGpuSeconds(usage),
         at,
       };
+
+const faultsView = (faults: PayloadOf<typeof JobCompleted>['faults']): NonNullable<JobView['faults']> =>
+  faults.map((f) => ({
+    providerId: f.providerId,
+    kind: f.kind,
+    verified: f.verified,
+    billableGpuSeconds: f.billableGpuSeconds,
+    detail: f.detail ?? null,
+  }));
 
 /** The view after `event`; the same object when the event changes nothing. */
 export const applyJobEvent = (view: JobView, event: JobEvent): JobView => {
@@ -351,17 +394,31 @@ export const applyJobEvent = (view: JobView, event: JobEvent): JobView => {
         },
       });
     }
+    case 'usage.disputed': {
+      const d = event.data as PayloadOf<typeof UsageDisputed>;
+      const disputes = view.disputes ?? [];
+      if (disputes.some((x) => x.attempt === d.attempt && x.rank === d.rank)) return view;
+      const { jobId: _jobId, ...dispute } = d;
+      return patch({ disputes: [...disputes, dispute] });
+    }
     case 'job.completed': {
       const d = event.data as PayloadOf<typeof JobCompleted>;
       const next = advance(view, 'completed');
       const usage = finalUsage(d.usage, d.completedAt);
-      return patch({ ...(next ?? {}), ...(usage ? { usage } : {}), ...(next ? { reason: null } : {}) });
+      return patch({
+        ...(next ?? {}),
+        ...(usage ? { usage } : {}),
+        ...(next ? { reason: null, faults: faultsView(d.faults ?? []) } : {}),
+      });
     }
     case 'job.failed': {
       const d = event.data as PayloadOf<typeof JobFailed>;
       const next = advance(view, 'failed');
       const usage = finalUsage(d.usage, d.failedAt);
-      return patch({ ...(next ? { ...next, reason: d.reason } : {}), ...(usage ? { usage } : {}) });
+      return patch({
+        ...(next ? { ...next, reason: d.reason, faults: faultsView(d.faults ?? []) } : {}),
+        ...(usage ? { usage } : {}),
+      });
     }
     case 'job.cancelled': {
       const d = event.data as PayloadOf<typeof JobCancelled>;
@@ -403,5 +460,7 @@ export const submittedView = (
   ranks: null,
   paths: null,
   usage: null,
+  disputes: [],
+  faults: [],
   cost: { asset: input.asset, escrow: null, accrued: '0', remaining: null, settled: null },
 });

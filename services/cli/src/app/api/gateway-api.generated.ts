@@ -933,6 +933,24 @@ export interface components {
         readonly gpuSeconds: number;
         readonly at: string;
       } | null;
+      /** @description Ranks whose edge claimed more wall seconds than execution observed, beyond the tolerance: the observed figure was paid. Absent in views recorded before disputes existed (none). */
+      readonly disputes?: readonly {
+        readonly providerId: string;
+        readonly attempt: number;
+        readonly rank: number;
+        readonly edgeSeconds: number;
+        readonly observedSeconds: number;
+        readonly paidSeconds: number;
+        readonly at: string;
+      }[];
+      /** @description Providers' faults execution reported at the job's end (host-lost, rank-crashed, abandoned…), with the evidence; only verified ones are slashed. Absent in views recorded before faults were reported (none). */
+      readonly faults?: readonly {
+        readonly providerId: string;
+        readonly kind: string;
+        readonly verified: boolean;
+        readonly billableGpuSeconds: number;
+        readonly detail: string | null;
+      }[];
       readonly cost: {
         readonly asset: string;
         /** @description Escrow held for the job (settlement's `job.funded`); null before funding. */

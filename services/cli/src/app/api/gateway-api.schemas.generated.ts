@@ -922,6 +922,50 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
             { type: 'null' },
           ],
         },
+        disputes: {
+          description:
+            'Ranks whose edge claimed more wall seconds than execution observed, beyond the tolerance: the observed figure was paid. Absent in views recorded before disputes existed (none).',
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              providerId: { type: 'string' },
+              attempt: { type: 'integer', minimum: -9007199254740991, maximum: 9007199254740991 },
+              rank: { type: 'integer', minimum: -9007199254740991, maximum: 9007199254740991 },
+              edgeSeconds: { type: 'number' },
+              observedSeconds: { type: 'number' },
+              paidSeconds: { type: 'number' },
+              at: { type: 'string' },
+            },
+            required: [
+              'providerId',
+              'attempt',
+              'rank',
+              'edgeSeconds',
+              'observedSeconds',
+              'paidSeconds',
+              'at',
+            ],
+            additionalProperties: false,
+          },
+        },
+        faults: {
+          description:
+            "Providers' faults execution reported at the job's end (host-lost, rank-crashed, abandoned…), with the evidence; only verified ones are slashed. Absent in views recorded before faults were reported (none).",
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              providerId: { type: 'string' },
+              kind: { type: 'string' },
+              verified: { type: 'boolean' },
+              billableGpuSeconds: { type: 'integer', minimum: -9007199254740991, maximum: 9007199254740991 },
+              detail: { type: ['string', 'null'] },
+            },
+            required: ['providerId', 'kind', 'verified', 'billableGpuSeconds', 'detail'],
+            additionalProperties: false,
+          },
+        },
         cost: {
           type: 'object',
           properties: {

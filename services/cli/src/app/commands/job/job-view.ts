@@ -37,6 +37,14 @@ export const describeJob = (job: Job): string => {
     );
   if (job.usage)
     lines.push(`  usage      ${gpuTime(job.usage.gpuSeconds)}${job.usage.final ? ' (final)' : ''}`);
+  for (const d of job.disputes ?? [])
+    lines.push(
+      `  disputed   rank ${d.rank} (attempt ${d.attempt}) on ${shortId(d.providerId)}: edge claimed ${d.edgeSeconds.toFixed(1)}s, observed ${d.observedSeconds.toFixed(1)}s, paid ${d.paidSeconds.toFixed(1)}s`,
+    );
+  for (const f of job.faults ?? [])
+    lines.push(
+      `  fault      ${f.kind} by ${shortId(f.providerId)} (${f.verified ? 'verified' : 'not verified'}; billable ${gpuTime(f.billableGpuSeconds)})${f.detail ? `: ${f.detail}` : ''}`,
+    );
   lines.push(`  cost       ${describeCost(job)}`);
   return `${lines.join('\n')}\n`;
 };
