@@ -245,7 +245,11 @@ describe('execution (NATS + Postgres)', () => {
     const start = a.startRequests.find((c) => c.jobId === 'job-ok')!;
     expect(start.env).toMatchObject({ RANK: '0', WORLD_SIZE: '2', CUDA_VISIBLE_DEVICES: 'GPU-AAAA-0' });
     expect(start.env['MASTER_ADDR']).toBe((launching.data as { masterAddr: string }).masterAddr);
+    // Honest edges: they report what execution sees on its clock.
+    clock.advance(40_000);
     await a.exit('job-ok', 1, 0, 0, 40);
+    await waitFor(() => ofJob('job-ok').includes('rank.exited'), TIMEOUT);
+    clock.advance(2_000);
     await b.exit('job-ok', 1, 1, 0, 42);
     const completed = await event('job-ok', 'job.completed');
     expect((completed.data as PayloadOf<typeof JobCompleted>).usage).toEqual([
@@ -269,7 +273,8 @@ describe('execution (NATS + Postgres)', () => {
     await submit('job-restart', specOf({ gpus: 2, strategy: 'restart_all', maxRestarts: 1 }));
     await place('job-restart', [a, b]);
     await event('job-restart', 'job.running');
-    b.stoppedWallSeconds = 7;
+    b.stoppedWallSeconds = 5;
+    clock.advance(5_000);
     await a.exit('job-restart', 1, 0, 1, 5);
     const restarting = await event('job-restart', 'job.restarting');
     expect(restarting.data).toMatchObject({ attempt: 2, reason: { code: 'RANK_FAILED' } });
@@ -278,12 +283,17 @@ describe('execution (NATS + Postgres)', () => {
     expect(
       b.stopRequests.some((s) => s.jobId === 'job-restart' && s.attempt === 1 && s.reason === 'restart'),
     ).toBe(true);
+    clock.advance(20_000);
     await a.exit('job-restart', 2, 0, 0, 20);
     await b.exit('job-restart', 2, 1, 0, 20);
     const completed = await event('job-restart', 'job.completed');
     expect((completed.data as { usage: unknown }).usage).toMatchObject([
       { providerId: a.id, gpuSeconds: 25 },
-      { providerId: b.id, gpuSeconds: 27 },
+      { providerId: b.id, gpuSeconds: 25 },
+    ]);
+    // The exit execution did not ask for is a fault of a's, as execution saw it (not verified).
+    expect((completed.data as PayloadOf<typeof JobCompleted>).faults).toMatchObject([
+      { providerId: a.id, kind: 'rank-crashed', verified: false, billableGpuSeconds: 25 },
     ]);
     // One process per (attempt, rank): two ranks, two attempts.
     expect(a.createdFor('job-restart') + b.createdFor('job-restart')).toBe(4);
@@ -312,6 +322,7 @@ describe('execution (NATS + Postgres)', () => {
     await event('job-cancel', 'job.running');
     a.stoppedWallSeconds = 9;
     b.stoppedWallSeconds = 9;
+    clock.advance(9_000);
     await publish(
       JobCancelRequested,
       {
@@ -525,5 +536,76 @@ describe('execution (NATS + Postgres)', () => {
     await r.exit('job-addr', 1, 0, 0, 1);
     await t.exit('job-addr', 1, 1, 0, 1);
     await event('job-addr', 'job.completed');
+  });
+
+  it('an edge that reports twice its real usage is paid what execution observed, and the dispute is recorded', async () => {
+    const [liar, honest] = [edge('T'), edge('V')];
+    liar.usageFactor = 2;
+    await submit('job-liar', specOf({ gpus: 2 }));
+    await place('job-liar', [liar, honest]);
+    await event('job-liar', 'job.running');
+    clock.advance(30_000);
+    await liar.exit('job-liar', 1, 0, 0, 30);
+    await honest.exit('job-liar', 1, 1, 0, 30);
+    const disputed = await event('job-liar', 'usage.disputed');
+    expect(disputed.data).toMatchObject({
+      providerId: liar.id,
+      attempt: 1,
+      rank: 0,
+      edgeSeconds: 60,
+      observedSeconds: 30,
+      paidSeconds: 30,
+    });
+    const completed = await event('job-liar', 'job.completed');
+    expect((completed.data as PayloadOf<typeof JobCompleted>).usage).toMatchObject([
+      { providerId: liar.id, gpuSeconds: 30 },
+      { providerId: honest.id, gpuSeconds: 30 },
+    ]);
+    expect(ofJob('job-liar').filter((t) => t === 'usage.disputed')).toHaveLength(1);
+  });
+
+  it('a forged status (signed by another key, or not signed) is refused and dead-lettered; the job goes on', async () => {
+    const [a, b] = [edge('W'), edge('X')];
+    const dead: { errorCode: string; errorMessage?: string }[] = [];
+    subscriptions.push(
+      nats.nc.subscribe(prefixSubject(nats.prefix, 'dlq.>'), {
+        callback: (_e: unknown, msg: Msg) => {
+          dead.push(msg.json<Envelope<string, { errorCode: string }>>().data);
+        },
+      }),
+    );
+    await submit('job-forged', specOf({ gpus: 2 }));
+    await place('job-forged', [a, b]);
+    await event('job-forged', 'job.running');
+    const forged = {
+      edgeId: a.id,
+      jobId: 'job-forged',
+      attempt: 1,
+      rank: 0,
+      state: 'exited' as const,
+      startedAt: clock.now().toISOString(),
+      exitedAt: clock.now().toISOString(),
+      exitCode: 0,
+      signal: null,
+      stopReason: null,
+      wallSeconds: 3_600,
+      reportedAt: clock.now().toISOString(),
+    };
+    // b signs a status on a's subject in a's name; then bytes that are no signature of a's.
+    await b.publishAs(a.id, forged);
+    await b.publishAs(a.id, forged, 'A'.repeat(86));
+    await waitFor(() => dead.filter((d) => d.errorCode === 'RANK_STATUS_REJECTED').length === 2, {
+      ...TIMEOUT,
+      description: 'both forgeries dead-lettered',
+    });
+    expect(ofJob('job-forged')).not.toContain('rank.exited');
+    clock.advance(10_000);
+    await a.exit('job-forged', 1, 0, 0, 10);
+    await b.exit('job-forged', 1, 1, 0, 10);
+    const completed = await event('job-forged', 'job.completed');
+    expect((completed.data as PayloadOf<typeof JobCompleted>).usage).toMatchObject([
+      { providerId: a.id, gpuSeconds: 10 },
+      { providerId: b.id, gpuSeconds: 10 },
+    ]);
   });
 });

@@ -95,3 +95,10 @@ export const tagOf = (publicKey: string, length: number): string => {
   const name = names.get(publicKey);
   return name === undefined ? publicKey.slice(1, 1 + length) : name.repeat(length).slice(0, length);
 };
+
+/** The key of a test edge by its id (`edgeId(name)`). */
+export const edgeKeyOf = (publicKey: string): KeyPair => {
+  const name = names.get(publicKey);
+  if (name === undefined) throw new Error(`no test edge has the id ${publicKey}`);
+  return edgeKey(name);
+};

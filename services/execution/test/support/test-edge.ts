@@ -9,7 +9,7 @@ import {
 } from '@gpunet/contracts';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/nats-core';
-import { edgeKey } from './edge-keys';
+import { edgeKeyOf } from './edge-keys';
 
 type Status = PayloadOf<typeof RankStatusReported>;
 /** A status before it is signed. */
@@ -27,7 +27,7 @@ interface TestRank {
  * A test double of a provider edge on real NATS: it answers start/stop/release like the real edge
  * (a start is idempotent per (job, attempt, rank): a repeat answers `created: false` and starts
  * nothing) and publishes rank statuses on EDGE_RANKS as a real edge would, signed with its key
- * (`edgeKey(id)`). Its "processes" are entries in a map; the test decides when they exit and how
+ * (`edgeKeyOf(id)`). Its "processes" are entries in a map; the test decides when they exit and how
  * long they ran (`usageFactor` makes it claim a multiple of that: a lying edge).
  */
 export class TestEdge {
@@ -163,7 +163,7 @@ export class TestEdge {
     const signed =
       signature ??
       Buffer.from(
-        edgeKey(this.id).sign(new TextEncoder().encode(signingInput(RankStatusReported, fields))),
+        edgeKeyOf(this.id).sign(new TextEncoder().encode(signingInput(RankStatusReported, fields))),
       ).toString('base64url');
     const data: Status = { ...fields, signature: signed };
     const envelope = buildEnvelope(RankStatusReported, data, { streamId: `edge-${edgeId}` });
