@@ -9,6 +9,7 @@ import {
   ExecutionStream,
   GatewayStream,
   SchedulerStream,
+  type JobCompleted,
   JobPlaced,
   JobSubmitted,
   type MessageDefinition,
@@ -155,13 +156,17 @@ describe('execution SIGKILLed mid-job', () => {
         description: 'the restarted service re-sends the unanswered start',
       });
       await events.waitFor((e) => e.type === 'job.running', TIMEOUT);
-      await a.exit('job-kill', 1, 0, 0, 12);
-      await b.exit('job-kill', 1, 1, 0, 12);
+      // Honest edges on the real clock: each reports how long its rank has run.
+      const ran = (e: TestEdge, rank: number) => e.ranSeconds('job-kill', 1, rank);
+      const claimed = [ran(a, 0), ran(b, 1)];
+      await a.exit('job-kill', 1, 0, 0, claimed[0]!);
+      await b.exit('job-kill', 1, 1, 0, claimed[1]!);
       const completed = await events.waitFor((e) => e.type === 'job.completed', TIMEOUT);
-      expect((completed.data as { usage: unknown }).usage).toMatchObject([
-        { gpuSeconds: 12 },
-        { gpuSeconds: 12 },
-      ]);
+      // Paid per rank: the lower of the claim and what the service observed (b's start was only
+      // seen once the restarted service asked again), never more than the edge ran.
+      const usage = (completed.data as PayloadOf<typeof JobCompleted>).usage;
+      expect(usage).toHaveLength(2);
+      usage.forEach((u, i) => expect(u.gpuSeconds).toBeLessThanOrEqual(Math.floor(claimed[i]!)));
       expect(a.createdFor('job-kill')).toBe(1);
       expect(b.createdFor('job-kill')).toBe(1);
       await waitFor(() => a.released.length === 1 && b.released.length === 1, {

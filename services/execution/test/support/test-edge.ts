@@ -134,6 +134,13 @@ export class TestEdge {
         await this.publish(r, { state: 'running', wallSeconds: 0 });
   }
 
+  /** Seconds the rank has run on this edge's clock (what an honest edge reports). */
+  ranSeconds(jobId: string, attempt: number, rank: number): number {
+    const r = this.ranks.get(TestEdge.key(jobId, attempt, rank));
+    if (!r) throw new Error(`edge ${this.id} runs no rank ${rank} of ${jobId} attempt ${attempt}`);
+    return Math.max(0, (this.now().getTime() - Date.parse(r.startedAt)) / 1000);
+  }
+
   /** The rank exits by itself with `exitCode` after `wallSeconds`. */
   async exit(
     jobId: string,
