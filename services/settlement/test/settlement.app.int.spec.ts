@@ -291,6 +291,67 @@ describe('settlement service (runService, NATS, Postgres, simulated chain)', () 
     });
   }, 60_000);
 
+  it('pays the figures execution paid a disputed edge, never its claim; an unverified fault is not slashed', async () => {
+    await publish(JobSubmitted, {
+      jobId: 'job-3',
+      tenantId: 'tenant',
+      subnetId: 'sub',
+      asset: 'NTX',
+      gpus: 2,
+      gpuClasses: ['H100'],
+      maxPricePerGpuHour: '3600000',
+      maxDurationSeconds: 3600,
+      submittedAt: '2030-01-01T00:00:00Z',
+    });
+    await published.waitFor(
+      (e) => e.type === 'job.funded' && (e.data as { jobId: string }).jobId === 'job-3',
+      { timeoutMs: 20_000 },
+    );
+    // p1's edge claimed 1 800 s per GPU; execution observed 900 s, disputed the claim and paid
+    // 900 s (usage.disputed): every reading it sends carries the paid figure.
+    const paid = [
+      { providerId: 'p1', gpuClass: 'H100', gpus: 1, gpuSeconds: 900 },
+      { providerId: 'p2', gpuClass: 'H100', gpus: 1, gpuSeconds: 900 },
+    ];
+    await publish(UsageReported, {
+      jobId: 'job-3',
+      seq: 1,
+      providers: paid.map((u) => ({ ...u, gpuSeconds: 600 })),
+      reportedAt: '2030-01-01T00:10:00Z',
+    });
+    await publish(JobCompleted, {
+      jobId: 'job-3',
+      usage: paid,
+      faults: [
+        {
+          providerId: 'p1',
+          kind: 'rank-crashed',
+          billableGpuSeconds: 900,
+          verified: false,
+          detail: 'rank 0 (attempt 1) exited with signal SIGKILL',
+        },
+      ],
+      completedAt: '2030-01-01T00:15:00Z',
+    });
+    const settled = await published.waitFor(
+      (e) => e.type === 'job.settled' && (e.data as { jobId: string }).jobId === 'job-3',
+      { timeoutMs: 20_000 },
+    );
+    // 1 800 GPU-seconds × 1 000: the paid figures, not the 2 700 the edges' claims add up to.
+    expect(settled.data).toMatchObject({ outcome: 'completed', paidToProviders: '1800000' });
+    expect((settled.data as { providers: unknown[] }).providers).toMatchObject([
+      { providerId: 'p1', gpuSecondsBilled: 900, paid: '900000' },
+      { providerId: 'p2', gpuSecondsBilled: 900, paid: '900000' },
+    ]);
+    const statement = await ask(JobStatementQuery, { jobId: 'job-3' });
+    expect(statement).toMatchObject({ status: 'settled', pending: '0', escrowBalance: '0' });
+    expect(
+      published.items.some(
+        (e) => e.type === 'subnet.provider-slashed' && (e.data as { jobId: string }).jobId === 'job-3',
+      ),
+    ).toBe(false);
+  }, 60_000);
+
   it('withdraws through the chain: held, sent, posted on confirmation; reconciliation agrees', async () => {
     await publish(WithdrawalRequested, {
       withdrawalId: 'w-1',
