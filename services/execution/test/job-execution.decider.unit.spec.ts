@@ -597,12 +597,19 @@ describe('faults with evidence', () => {
     const held = foldEvents(decider, h).placement!.allocations.flatMap((a) =>
       a.nodes.filter((n) => n.providerId === B).map((n) => n.reservationId),
     );
-    // Another edge’s report, or B still holding its reservation: nothing.
-    expect(play(h, { type: 'RecordReservations', providerId: B, held, now: at(20) }).decided).toEqual([]);
-    expect(
-      play(h, { type: 'RecordReservations', providerId: 'UOTHER', held: [], now: at(20) }).decided,
-    ).toEqual([]);
-    const gone = play(h, { type: 'RecordReservations', providerId: B, held: [], now: at(20) });
+    const report = (providerId: string, reservations: readonly string[], second = 20): ExecutionCommand => ({
+      type: 'RecordReservations',
+      providerId,
+      held: reservations,
+      reportedAt: at(second).toISOString(),
+      now: at(20),
+    });
+    // B still holding its reservation, another edge's report, or a report from before the gang ran
+    // (a replayed backlog): nothing.
+    expect(play(h, report(B, held)).decided).toEqual([]);
+    expect(play(h, report('UOTHER', [])).decided).toEqual([]);
+    expect(play(h, report(B, [], 1)).decided).toEqual([]);
+    const gone = play(h, report(B, []));
     expect(gone.decided[0]).toMatchObject({
       type: 'execution.fault-recorded',
       data: { providerId: B, kind: 'abandoned', verified: true },

@@ -110,6 +110,7 @@ const commandArb: fc.Arbitrary<ExecutionCommand> = fc.oneof(
         type: 'RecordReservations',
         providerId,
         held,
+        reportedAt: at(second).toISOString(),
         now: at(second),
       })),
   },

@@ -24,7 +24,7 @@ export class ReservationsHandler {
     for (const jobId of this.jobs.activeJobsOn(report.providerId))
       await this.jobs.decide(
         jobId,
-        { type: 'RecordReservations', providerId: report.providerId, held },
+        { type: 'RecordReservations', providerId: report.providerId, held, reportedAt: report.at },
         // The job's chain stays its own: the report only causes the decision.
         { causationId: ctx.envelope.eventId },
         ctx.tx,

@@ -163,13 +163,15 @@ export type ExecutionCommand =
    */
   | { readonly type: 'MarkReleased'; readonly reservations: readonly string[]; readonly now: Date }
   /**
-   * A provider's edge no longer holds reservations it had (discovery's view of the edge's report):
-   * `held`, the reservation ids the edge holds now.
+   * The reservations a provider's edge holds (discovery's view of the edge's signed report):
+   * `held`, the reservation ids; `reportedAt`, when the edge reported them. A report from before
+   * the current attempt ran (a replayed backlog) says nothing about it.
    */
   | {
       readonly type: 'RecordReservations';
       readonly providerId: string;
       readonly held: readonly string[];
+      readonly reportedAt: string;
       readonly now: Date;
     };
 
@@ -192,6 +194,8 @@ export interface ExecutionState {
   readonly masterPort: number;
   readonly barrierUntilMs: number | null;
   readonly runUntilMs: number | null;
+  /** When the current attempt's gang was all running (execution's clock); null before. */
+  readonly runningAtMs: number | null;
   readonly restarts: number;
   /** Ranks of the current attempt known to have started. */
   readonly started: Readonly<Record<number, true>>;
@@ -228,6 +232,7 @@ export const initialExecutionState: ExecutionState = {
   masterPort: 0,
   barrierUntilMs: null,
   runUntilMs: null,
+  runningAtMs: null,
   restarts: 0,
   started: {},
   exited: {},
@@ -362,13 +367,19 @@ export const jobExecutionDecider = (
           masterAddr: e.data.masterAddr,
           masterPort: e.data.masterPort,
           barrierUntilMs: Date.parse(e.data.barrierUntil),
+          runningAtMs: null,
           started: {},
           exited: {},
           lastSeenMs: {},
           stopping: null,
         };
       case 'job.running':
-        return { ...s, phase: 'running', runUntilMs: Date.parse(e.data.runUntil) };
+        return {
+          ...s,
+          phase: 'running',
+          runUntilMs: Date.parse(e.data.runUntil),
+          runningAtMs: Date.parse(e.data.at),
+        };
       case 'rank.exited': {
         const key = meterKey(e.data.attempt, e.data.rank);
         const meter = { ...s.meter, [key]: Math.max(s.meter[key] ?? 0, e.data.wallSeconds) };
@@ -807,9 +818,10 @@ export const jobExecutionDecider = (
         emit({ type: 'execution.released', data: { jobId: jobId(), at: command.now.toISOString() } });
         return out;
       case 'RecordReservations': {
-        const { providerId, held, now } = command;
+        const { providerId, held, reportedAt, now } = command;
         // Only while ranks run: between attempts a reservation may lapse without anyone at fault.
-        if (s.phase !== 'running') return [];
+        if (s.phase !== 'running' || s.runningAtMs === null) return [];
+        if (Date.parse(reportedAt) <= s.runningAtMs) return [];
         const gone = reservationsOf(s).filter(
           (r) => r.providerId === providerId && !held.includes(r.reservationId),
         );
