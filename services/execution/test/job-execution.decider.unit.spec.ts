@@ -178,9 +178,9 @@ describe('job execution decider', () => {
   it('restart_all: a failed rank stops the gang and restarts it as attempt 2; usage counts what both attempts ran', () => {
     const h = launched();
     const first = play(h, running(h, 0), running(h, 1), exited(h, 0, 1, 5, 1, 6));
-    expect(types(first.decided).slice(-4)).toEqual([
+    // A non-zero exit is the job's own code failing: no fault of the provider's.
+    expect(types(first.decided).slice(-3)).toEqual([
       'rank.exited',
-      'execution.fault-recorded',
       'job.restarting',
       'execution.stop-ordered',
     ]);
@@ -540,6 +540,16 @@ describe('faults with evidence', () => {
         detail: expect.stringContaining(`last heard of at ${at(1).toISOString()}`),
       },
     ]);
+  });
+
+  it.each([
+    { exitCode: 137, fault: true, what: "a container's 128 + SIGKILL" },
+    { exitCode: 1, fault: false, what: "the job's own code failing" },
+    { exitCode: 2, fault: false, what: "the job's own code failing" },
+  ])('exit code $exitCode ($what): a rank-crashed fault is $fault', ({ exitCode, fault }) => {
+    const h = launched();
+    const { decided } = play(h, running(h, 0), running(h, 1), exited(h, 0, exitCode, 5, 1, 6));
+    expect(types(decided).includes('execution.fault-recorded')).toBe(fault);
   });
 
   it('a rank killed on its host (a signal execution did not send) is rank-crashed, unverified; the restarted job completes with it', () => {

@@ -41,6 +41,15 @@ import {
  */
 
 /** Timing of the process manager; every value in milliseconds. */
+
+/** A rank ended by a signal: reported as one, or as a container's exit code 128 + signal. */
+const killedByHost = (status: {
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+}): boolean =>
+  status.signal !== null ||
+  (status.exitCode !== null && status.exitCode > 128 && status.exitCode <= 128 + 64);
+
 export interface ExecutionPolicy {
   /** How long every rank of an attempt has to start (the gang start barrier). */
   readonly barrierMs: number;
@@ -671,9 +680,11 @@ export const jobExecutionDecider = (
         const succeeded = status.exitCode === 0 && status.signal === null;
         if (!succeeded) {
           const how = status.signal !== null ? `signal ${status.signal}` : `code ${String(status.exitCode)}`;
-          // Execution did not ask it to stop: as the control plane sees it, the rank crashed on its
-          // host. Only the edge says how, so the fault is not verified (never slashed).
-          if (status.stopReason !== 'max-duration')
+          // Killed, and execution did not ask it to stop: as the control plane sees it, the rank
+          // died on its host (a signal, or a container's 128 + signal exit code). A plain non-zero
+          // exit is the job's own code failing, not the provider's fault. Only the edge says how,
+          // so the fault is not verified (never slashed).
+          if (killedByHost(status) && status.stopReason !== 'max-duration')
             recordFault(
               edgeId,
               'rank-crashed',
