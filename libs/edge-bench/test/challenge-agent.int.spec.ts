@@ -13,6 +13,7 @@ import {
   type ChallengeAgentEvent,
   type ChallengeWorker,
   commitChallenge,
+  DEFAULT_CHALLENGE_POLICY,
   EdgeChallengeAgent,
   newOpening,
   PythonChallengeWorker,
@@ -124,13 +125,16 @@ describe('EdgeChallengeAgent with the real Python worker on this CPU, over NATS'
     dtype: ChallengeDtype,
     rng: ReturnType<typeof seededRandom>,
   ) => {
+    const sentAt = performance.now();
     const committed = await commit({ challengeId: id, seed, n, dtype });
+    const elapsedMs = performance.now() - sentAt;
     if (committed.outcome !== 'committed') throw new Error(`${id}: ${committed.code} ${committed.message}`);
     const { rows, freivaldsSeed } = newOpening(n, 8, bytesOf(rng));
     const opened = await open({ challengeId: id, rows, freivaldsSeed });
     if (opened.outcome !== 'opened') throw new Error(`${id}: ${opened.code} ${opened.message}`);
     return {
       root: committed.root,
+      elapsedMs,
       verdict: verifyOpening({ seed, n, root: committed.root, rows, freivaldsSeed, reply: opened }),
     };
   };
@@ -152,11 +156,17 @@ describe('EdgeChallengeAgent with the real Python worker on this CPU, over NATS'
     const rng = seededRandom('honest-100');
     const dtypes: ChallengeDtype[] = ['fp16', 'bf16', 'fp32'];
     const verdicts = [];
+    const late: number[] = [];
     for (let i = 0; i < 100; i++) {
       const n = rng.pick([64, 80, 96, 112, 128]);
-      verdicts.push((await challenge(`honest-${i}`, hex(rng), n, dtypes[i % 3]!, rng)).verdict);
+      const { verdict, elapsedMs } = await challenge(`honest-${i}`, hex(rng), n, dtypes[i % 3]!, rng);
+      verdicts.push(verdict);
+      // The work at these sizes is negligible: any deadline the verifier sets is at least the
+      // policy's allowance, so an honest commitment later than that would be a false `late`.
+      if (elapsedMs > DEFAULT_CHALLENGE_POLICY.allowanceMs) late.push(elapsedMs);
     }
     expect(verdicts.filter((v) => !v.ok)).toEqual([]);
+    expect(late).toEqual([]);
     expect(verdicts).toHaveLength(100);
   }, 120_000);
 
