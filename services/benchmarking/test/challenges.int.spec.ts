@@ -1,7 +1,6 @@
 import {
   buildEnvelope,
   type ChallengeCommitReply,
-  type ChallengeOpenReply,
   DEFAULT_SUBNET_TRUST,
   type Envelope,
   GetProviderTrust,
@@ -18,13 +17,21 @@ import {
   ProviderReservationsChanged,
   type RunChallengeOnEdge,
 } from '@gpunet/contracts';
+import {
+  type ChallengeCommitment,
+  challengeProduct,
+  commitChallenge,
+  commitProduct,
+  EdgeChallengeAgent,
+  openCommitment,
+  PythonChallengeWorker,
+} from '@gpunet/edge-bench';
 import { EVENTING, type EventingRuntime, askQuery } from '@gpunet/eventing';
 import { EventCollector, FakeClock, waitFor } from '@gpunet/testing';
 import { jetstream } from '@nats-io/jetstream';
 import { createUser } from '@nats-io/nkeys';
 import type { Msg } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChallengeMath } from '../src/app/challenge-math';
 import { ProviderBenchmarks } from '../src/app/provider-benchmarks.service';
 import {
   publishDiscoveryEvent,
@@ -36,70 +43,45 @@ import { type BenchmarkingUnderTest, startBenchmarking } from './support/harness
 import { publishEvent } from './support/publish-event';
 
 /*
- * GPU challenges end to end on real NATS and Postgres: benchmarking as production boots it, edges
- * played by responders on their `cmd.edge.<id>.challenge.v1` / `.challenge-open.v1` subjects that
- * answer honestly, late, never, with a refusal or with a tampered opening. The message flow, the
- * replies, the timing (the verifier's real monotonic clock), the decider, Postgres and JetStream are
- * all real.
+ * GPU challenges end to end on real NATS and Postgres, with the real challenge library on both
+ * sides: benchmarking as production boots it (its arithmetic `@gpunet/edge-bench`'s), the honest
+ * edge the real `EdgeChallengeAgent` with its Python worker computing on this CPU, a simulated one
+ * the real agent with a simulated inventory, one that lost its GPU the real agent whose inventory
+ * no longer has it. The misbehaving edges are the library's TypeScript twin of an honest edge
+ * (`commitChallenge` / `openCommitment`) changed in one place each: it answers after its deadline,
+ * never answers, alters an opened row, commits to a product with one wrong element, or (with the
+ * verifier's monotonic clock moved) answers 6 s late on the verifier's clock. The message flow, the
+ * replies, the timing, the decider, Postgres and JetStream are all real.
  *
- * MATH DOUBLE — until the challenge library (libs/edge-bench `challenge.api.ts`) lands, the arithmetic
- * is `TOY_MATH` below (sizes, openings, the check), and the responders compute against it (`toyRow`).
- * Every case in this file runs through it. Once the library is merged, the integrator removes
- * `challengeMath: TOY_MATH` from `startBenchmarking` and answers with the real edge agent's challenge
- * responder: the cases marked [REAL-LIBRARY] (an honest opening verifies; a tampered one is caught)
- * then prove the math itself and SWITCH TO THE REAL LIBRARY. The others — late, never, refused,
- * registration, simulated, spot checks, idle, the monotonic clock, the trust query, restart, dead
- * letters, changed hardware — test the flow and depend on the double only for the sizes they assert
- * (n = 64; deadlines 5 s / 10 ms), which become the real `sizeChallenge`'s.
+ * Sizes are the real `sizeChallenge`'s under the verifier's policy overrides (its config, as
+ * BENCHMARKING_CHALLENGE_MAX_N / _ALLOWANCE set them): n = 64 for every GPU (maxN 64 lowers the
+ * library's minN of 256 with it), and a deadline of ⌈2 000 ms allowance + 4 × 2n³ at the claimed
+ * figure + n²·4 bytes hashed at 200 MB/s⌉ = 2 001 ms for an H100 (742.1 TFLOPS) and a T4 (48.8).
  */
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 const H100 = 'NVIDIA H100 80GB HBM3';
 const T4 = 'Tesla T4';
-/** The toy challenge's size: n = 64 always. */
+/** The verifier's policy overrides (`challengePolicy`): small products, a deadline a loaded machine keeps. */
+const POLICY = { maxN: 64, allowanceMs: 2_000 };
+/** The challenges' size and deadline under `POLICY` (the real `sizeChallenge`'s). */
 const N = 64;
-
-/** The toy product's row `i` for a seed (a stand-in for the seeded product's row). */
-const toyRow = (seed: string, i: number, n: number): number[] => {
-  const s = Number.parseInt(seed.slice(0, 6), 16);
-  return Array.from({ length: n }, (_, j) => (s + 31 * i + 17 * j) % 997);
-};
+const DEADLINE_MS = 2_001;
+/** Rows the verifier opens (the library's default). */
+const OPEN_ROWS = 8;
+/** The late edge answers this long after its deadline (within the verifier's grace of 3 s). */
+const LATE_BY_MS = 500;
 
 /**
- * MATH DOUBLE. Sizes every challenge at n = 64 with a deadline from the claimed figure — 5 s above
- * 100 TFLOPS (an H100's), 10 ms below (a T4's), so that a slow edge's real answer misses it — and
- * checks an opening's rows against `toyRow` (product and proofs unchecked).
+ * How a twin of an honest edge differs from one: in one place each. `late`: answers `LATE_BY_MS`
+ * after the deadline; `never`: no commitment at all; `tampers`: alters an opened row after
+ * committing; `wrong`: commits to the product with one element off by one; `skews`: the verifier's
+ * monotonic clock moves 6 s while it computes.
  */
-const TOY_MATH: ChallengeMath = {
-  defaultPolicy: () => ({
-    targetMs: 100,
-    minN: 16,
-    maxN: 16_384,
-    slack: 2,
-    allowanceMs: 0,
-    hashBytesPerSecond: 1e9,
-    openRows: 2,
-  }),
-  sizeChallenge: (tflops) => ({ n: N, deadlineMs: tflops > 100 ? 5_000 : 10 }),
-  newOpening: (n, rows, randomBytes) => ({
-    rows: [...randomBytes(rows)].map((b) => b % n),
-    freivaldsSeed: Buffer.from(randomBytes(32)).toString('hex'),
-  }),
-  verifyOpening: ({ seed, n, rows, reply }) => {
-    for (const [k, row] of reply.rows.entries()) {
-      if (row.index !== rows[k])
-        return { ok: false, kind: 'malformed', detail: `row ${k} is not the one asked` };
-      const want = toyRow(seed, row.index, n);
-      const j = want.findIndex((v, x) => row.values[x] !== v);
-      if (j >= 0) return { ok: false, kind: 'wrong-row', detail: `row ${row.index} differs at column ${j}` };
-    }
-    return { ok: true };
-  },
-  challengeEntry: () => 0,
-};
-
-type Behaviour = 'honest' | 'late' | 'never' | 'refuses' | 'tampers' | 'skews';
+type Twin = 'late' | 'never' | 'tampers' | 'wrong' | 'skews';
+/** `agent`: the real edge agent and worker; `lost-gpu`: the real agent, its inventory without the GPU. */
+type Behaviour = 'agent' | 'lost-gpu' | Twin;
 
 interface Edge {
   readonly name: string;
@@ -110,7 +92,7 @@ interface Edge {
   readonly simulated: boolean;
 }
 
-describe('GPU challenges (NATS + Postgres, responders as edges)', () => {
+describe('GPU challenges (NATS + Postgres, the real library, the real edge agent and worker)', () => {
   let svc: BenchmarkingUnderTest;
   /**
    * MONOTONIC DOUBLE: the verifier's clock is the real `performance.now()` plus `skewMs`, which only
@@ -123,6 +105,7 @@ describe('GPU challenges (NATS + Postgres, responders as edges)', () => {
   const events = new EventCollector<Envelope>('benchmarking events');
   const commands = new EventCollector<{ edge: string; subject: string; data: unknown }>('challenge commands');
   const deadLetters = new EventCollector<Envelope>('dead letters');
+  const agents: EdgeChallengeAgent[] = [];
   const edge = (
     name: string,
     behaviour: Behaviour | null,
@@ -140,16 +123,17 @@ describe('GPU challenges (NATS + Postgres, responders as edges)', () => {
       simulated,
     };
   };
-  const honest = edge('honest', 'honest', 2);
+  const honest = edge('honest', 'agent', 2);
   const late = edge('late', 'late', 1, T4);
   const never = edge('never', 'never', 1, T4);
-  const refuses = edge('refuses', 'refuses', 1);
+  const refuses = edge('refuses', 'lost-gpu', 1);
   const tampers = edge('tampers', 'tampers', 1);
-  const simulated = edge('simulated', 'honest', 1, H100, true);
+  const wrong = edge('wrong', 'wrong', 1);
+  const simulated = edge('simulated', 'agent', 1, H100, true);
   const crashed = edge('crashed', null, 1);
   // Registered in its own case, so that its challenge runs alone.
   const skews = edge('skews', 'skews', 1);
-  const edges = [honest, late, never, refuses, tampers, simulated, crashed, skews];
+  const edges = [honest, late, never, refuses, tampers, wrong, simulated, crashed, skews];
   const registeredAtStart = edges.filter((e) => e !== skews);
   const register = (e: Edge) =>
     publishDiscoveryEvent(
@@ -165,32 +149,44 @@ describe('GPU challenges (NATS + Postgres, responders as edges)', () => {
       }),
     );
   const nameOf = (id: string) => edges.find((e) => e.id === id)?.name ?? id;
+  /** Each challenge's seed as the verifier sent it. */
   const seeds = new Map<string, string>();
 
-  const respond = (e: Edge, m: Msg): void => {
+  /** The twins' commitments, by challenge. */
+  const commitments = new Map<string, ChallengeCommitment>();
+  /** An honest edge in TypeScript, changed in the one place its behaviour names. */
+  const twin = (e: Edge & { behaviour: Twin }, m: Msg): void => {
     const env = m.json<Envelope>();
-    commands.push({ edge: e.name, subject: m.subject, data: env.data });
     if (m.subject.endsWith('.challenge.v1')) {
       const c = env.data as InputOf<typeof RunChallengeOnEdge>;
-      seeds.set(c.challengeId, c.seed);
-      const commit: ChallengeCommitReply =
-        e.behaviour === 'refuses'
-          ? { outcome: 'declined', challengeId: c.challengeId, code: 'UNKNOWN_GPU', message: 'no such GPU' }
-          : { outcome: 'committed', challengeId: c.challengeId, root: 'c'.repeat(64), edgeComputeMs: 1 };
       if (e.behaviour === 'never') return;
-      // The verifier's clock moves 6 s while the edge computes (the deadline is 5 s).
+      let commitment: ChallengeCommitment;
+      if (e.behaviour === 'wrong') {
+        const product = challengeProduct(c.seed, c.n);
+        // One element off by one, in a row the seed picks (the opening's rows are chosen later).
+        const at = Number.parseInt(c.seed.slice(0, 8), 16) % product.length;
+        product[at]! += 1;
+        commitment = commitProduct(product, c.n);
+      } else commitment = commitChallenge(c.seed, c.n);
+      commitments.set(c.challengeId, commitment);
+      const commit: ChallengeCommitReply = {
+        outcome: 'committed',
+        challengeId: c.challengeId,
+        root: commitment.root,
+        edgeComputeMs: 1,
+      };
+      // The verifier's clock moves 6 s while the edge computes (the deadline is about 2 s).
       if (e.behaviour === 'skews') skewMs += 6_000;
-      // A slow device: its answer comes 50 ms later, past its 10 ms deadline.
-      if (e.behaviour === 'late') setTimeout(() => m.respond(JSON.stringify(commit)), 50);
+      // A slow device: its honest answer comes after its deadline.
+      if (e.behaviour === 'late')
+        setTimeout(() => m.respond(JSON.stringify(commit)), c.deadlineMs + LATE_BY_MS);
       else m.respond(JSON.stringify(commit));
       return;
     }
     const o = env.data as InputOf<typeof OpenChallengeOnEdge>;
-    const seed = seeds.get(o.challengeId)!;
-    const rows = o.rows.map((index) => ({ index, values: toyRow(seed, index, N), proof: [] }));
-    if (e.behaviour === 'tampers') rows[0]!.values[5]! += 1;
-    const reply: ChallengeOpenReply = { outcome: 'opened', challengeId: o.challengeId, rows, product: [] };
-    m.respond(JSON.stringify(reply));
+    const opened = openCommitment(commitments.get(o.challengeId)!, o.challengeId, o.rows, o.freivaldsSeed);
+    if (e.behaviour === 'tampers') opened.rows[0]!.values[5]! += 1;
+    m.respond(JSON.stringify(opened));
   };
 
   const ofType = <T>(type: string, id: string) =>
@@ -204,19 +200,16 @@ describe('GPU challenges (NATS + Postgres, responders as edges)', () => {
     askQuery(svc.nats.nc, GetProviderTrust, { providerId }, { timeoutMs: 5_000, prefix: svc.nats.prefix });
   const settle = async (id: string, count: number) =>
     events.waitFor(() => challenged(id).length >= count && verification(id).length >= count + 1, {
-      timeoutMs: 20_000,
+      timeoutMs: 30_000,
       description: `${nameOf(id)}: ${count} challenge(s) published`,
     });
 
   beforeAll(async () => {
     svc = await startBenchmarking(
       'challenges',
-      { challengeLateGraceMs: 1_000, challengeOpenTimeoutMs: 2_000 },
+      { challengeLateGraceMs: 3_000, challengeOpenTimeoutMs: 10_000, challengePolicy: POLICY },
       clock,
-      {
-        challengeMath: TOY_MATH,
-        monotonicClock,
-      },
+      { monotonicClock },
     );
     svc.nats.nc.subscribe(`${svc.nats.prefix}.benchmarking.>`, {
       callback: (_e, m) => events.push(m.json<Envelope>()),
@@ -224,20 +217,51 @@ describe('GPU challenges (NATS + Postgres, responders as edges)', () => {
     svc.nats.nc.subscribe(`${svc.nats.prefix}.dlq.>`, {
       callback: (_e, m) => deadLetters.push(m.json<Envelope>()),
     });
+    // Every command to every edge, as sent (a listener beside the edges, answering nothing).
+    svc.nats.nc.subscribe(`${svc.nats.prefix}.cmd.edge.*.>`, {
+      callback: (_x, m) => {
+        const env = m.json<Envelope>();
+        const e = edges.find((x) => m.subject.includes(`.cmd.edge.${x.id}.`));
+        if (m.subject.endsWith('.challenge.v1')) {
+          const c = env.data as InputOf<typeof RunChallengeOnEdge>;
+          seeds.set(c.challengeId, c.seed);
+        }
+        commands.push({ edge: e?.name ?? m.subject, subject: m.subject, data: env.data });
+      },
+    });
     for (const e of edges) {
-      if (e.behaviour === null) continue;
-      svc.nats.nc.subscribe(`${svc.nats.prefix}.cmd.edge.${e.id}.challenge.v1`, {
-        callback: (_x, m) => respond(e, m),
-      });
-      svc.nats.nc.subscribe(`${svc.nats.prefix}.cmd.edge.${e.id}.challenge-open.v1`, {
-        callback: (_x, m) => respond(e, m),
-      });
+      const b = e.behaviour;
+      if (b === null) continue;
+      if (b === 'agent' || b === 'lost-gpu') {
+        const agent = new EdgeChallengeAgent({
+          edgeId: e.id,
+          nc: svc.nats.nc,
+          prefix: svc.nats.prefix,
+          // The lost GPU: the inventory the verifier holds names it, the edge's own no longer does.
+          gpus: () => (b === 'lost-gpu' ? [] : e.gpus.map((uuid, index) => ({ uuid, index }))),
+          simulated: () => e.simulated,
+          // One thread: the tests share two cores with everyone else.
+          worker: new PythonChallengeWorker({ threads: 1 }),
+          warm: b === 'agent' && !e.simulated,
+        });
+        agent.start();
+        agents.push(agent);
+        continue;
+      }
+      const t = { ...e, behaviour: b };
+      for (const subject of ['challenge', 'challenge-open'])
+        svc.nats.nc.subscribe(`${svc.nats.prefix}.cmd.edge.${e.id}.${subject}.v1`, {
+          callback: (_x, m) => twin(t, m),
+        });
     }
     await svc.nats.nc.flush();
+    // The honest worker warmed (torch imported, its kernels run once) before any deadline runs.
+    for (const a of agents) await a.idle();
     for (const e of registeredAtStart) await register(e);
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
+    for (const a of agents) await a.stop();
     await svc?.close();
   });
 
@@ -258,7 +282,7 @@ describe('GPU challenges (NATS + Postgres, responders as edges)', () => {
     });
   });
 
-  it('challenges each pending GPU: the honest edge passes, the late, silent, refusing and tampering ones fail with the evidence', async () => {
+  it('challenges each pending GPU: the honest edge passes; the late, silent, GPU-less, tampering and wrong ones fail with the evidence', async () => {
     // The crashed edge's challenge is the restart case's; keep it out of this tick.
     const tick = await svc.challenges.tick();
     expect(tick.challenged.map((c) => [nameOf(c.providerId), c.reason, c.gpuUuid]).sort()).toEqual(
@@ -269,13 +293,14 @@ describe('GPU challenges (NATS + Postgres, responders as edges)', () => {
         ['never', 'registration', 'GPU-never-0'],
         ['refuses', 'registration', 'GPU-refuses-0'],
         ['tampers', 'registration', 'GPU-tampers-0'],
+        ['wrong', 'registration', 'GPU-wrong-0'],
       ].sort(),
     );
-    for (const e of [honest, late, never, refuses, tampers, crashed]) await settle(e.id, 1);
+    for (const e of [honest, late, never, refuses, tampers, wrong, crashed]) await settle(e.id, 1);
 
-    // [REAL-LIBRARY] the honest opening verifies.
+    // The real worker's product, committed and opened, verifies.
     const [pass] = challenged(honest.id);
-    expect(pass).toMatchObject({
+    expect(pass, JSON.stringify(pass?.evidence.failure)).toMatchObject({
       outcome: 'passed',
       reason: 'registration',
       jobId: null,
@@ -285,15 +310,16 @@ describe('GPU challenges (NATS + Postgres, responders as edges)', () => {
       n: N,
       dtype: 'fp16',
       claimedTflops: 742.1,
-      deadlineMs: 5_000,
+      deadlineMs: DEADLINE_MS,
       failure: null,
     });
-    expect(pass!.evidence.root).toBe('c'.repeat(64));
-    expect(pass!.evidence.openedRows).toHaveLength(2);
-    expect(pass!.evidence.elapsedMs).toBeLessThan(5_000);
+    // The root of the seed's product: the Python worker's is the TypeScript twin's.
+    expect(pass!.evidence.root).toBe(commitChallenge(seeds.get(pass!.challengeId)!, N).root);
+    expect(pass!.evidence.openedRows).toHaveLength(OPEN_ROWS);
+    expect(pass!.evidence.elapsedMs).toBeLessThan(DEADLINE_MS);
     expect(pass!.evidence.bytesSent).toBeGreaterThan(100);
-    // Received: the commitment and an opening of two 64-value rows.
-    expect(pass!.evidence.bytesReceived).toBeGreaterThan(2 * N * 2);
+    // Received: the commitment and an opening of eight 64-value rows with their proofs.
+    expect(pass!.evidence.bytesReceived).toBeGreaterThan(OPEN_ROWS * N * 2);
     expect(verification(honest.id)[1]).toMatchObject({
       cause: 'challenge-passed',
       challengeId: pass!.challengeId,
@@ -308,10 +334,11 @@ describe('GPU challenges (NATS + Postgres, responders as edges)', () => {
     // T4: 65 dense fp16 TFLOPS × 0.75, the reference figure placement uses.
     expect(challenged(late.id)[0]!.evidence).toMatchObject({
       claimedTflops: 48.8,
-      deadlineMs: 10,
-      root: 'c'.repeat(64),
+      n: N,
+      deadlineMs: DEADLINE_MS,
+      root: commitChallenge(seeds.get(challenged(late.id)[0]!.challengeId)!, N).root,
     });
-    expect(challenged(late.id)[0]!.evidence.elapsedMs).toBeGreaterThan(10);
+    expect(challenged(late.id)[0]!.evidence.elapsedMs).toBeGreaterThanOrEqual(DEADLINE_MS + LATE_BY_MS);
     expect(failure(never.id)).toBe('no-answer');
     expect(challenged(never.id)[0]!.evidence).toMatchObject({
       elapsedMs: null,
@@ -320,12 +347,14 @@ describe('GPU challenges (NATS + Postgres, responders as edges)', () => {
     });
     expect(failure(refuses.id)).toBe('declined');
     expect(challenged(refuses.id)[0]!.evidence.failure!.detail).toContain('UNKNOWN_GPU');
-    // [REAL-LIBRARY] a product with one wrong element is caught.
-    expect(failure(tampers.id)).toBe('wrong-row');
-    expect(challenged(tampers.id)[0]!.evidence.openedRows).toHaveLength(2);
+    // An opened row changed after the commitment: its proof no longer reaches the root.
+    expect(failure(tampers.id)).toBe('bad-proof');
+    expect(challenged(tampers.id)[0]!.evidence.openedRows).toHaveLength(OPEN_ROWS);
+    // One wrong element of the committed product: caught in an opened row, or else by Freivalds.
+    expect(['wrong-row', 'wrong-product']).toContain(failure(wrong.id));
     // Nobody listens on the crashed edge's subject: no answer.
     expect(failure(crashed.id)).toBe('no-answer');
-    for (const e of [late, never, refuses, tampers])
+    for (const e of [late, never, refuses, tampers, wrong])
       expect(verification(e.id)[1]).toMatchObject({
         cause: 'challenge-failed',
         gpus: [{ uuid: e.gpus[0], status: 'unverified' }],
@@ -340,6 +369,7 @@ describe('GPU challenges (NATS + Postgres, responders as edges)', () => {
       never: [0.32, 'challenge-failed'],
       refuses: [0.32, 'challenge-failed'],
       tampers: [0.32, 'challenge-failed'],
+      wrong: [0.32, 'challenge-failed'],
       crashed: [0.32, 'challenge-failed'],
     });
     // The simulated edge is never asked.
@@ -456,8 +486,8 @@ describe('GPU challenges (NATS + Postgres, responders as edges)', () => {
         idle.push(nameOf(c.providerId));
       }
     }
-    expect(new Set(idle)).toEqual(new Set(['honest', 'late', 'never', 'tampers', 'crashed']));
-    expect(idle.length).toBeGreaterThanOrEqual(12);
+    expect(new Set(idle)).toEqual(new Set(['honest', 'late', 'never', 'tampers', 'wrong', 'crashed']));
+    expect(idle.length).toBeGreaterThanOrEqual(14);
     await events.waitFor(() => challenged(honest.id).some((c) => c.reason === 'idle'), {
       description: 'an idle challenge of honest published',
     });
@@ -471,7 +501,7 @@ describe('GPU challenges (NATS + Postgres, responders as edges)', () => {
     expect(tick.challenged.map((c) => [nameOf(c.providerId), c.reason])).toEqual([['skews', 'registration']]);
     await settle(skews.id, 1);
     const [c] = challenged(skews.id);
-    expect(c!.evidence).toMatchObject({ deadlineMs: 5_000, failure: { kind: 'late' } });
+    expect(c!.evidence).toMatchObject({ n: N, deadlineMs: DEADLINE_MS, failure: { kind: 'late' } });
     expect(c!.evidence.elapsedMs).toBeGreaterThanOrEqual(6_000);
   }, 30_000);
 

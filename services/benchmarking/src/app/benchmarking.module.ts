@@ -22,7 +22,6 @@ import type { BenchmarkingConfig } from './benchmarking.config';
 import { benchmarkingMetrics } from './benchmarking.metrics';
 import { BenchmarkingQueriesHandler } from './benchmarking-queries.handler';
 import {
-  BENCHMARKING_CHALLENGE_MATH,
   BENCHMARKING_CONFIG,
   BENCHMARKING_METRICS,
   BENCHMARKING_MONOTONIC_CLOCK,
@@ -30,12 +29,7 @@ import {
   BENCHMARKING_RANDOM_BYTES,
 } from './benchmarking.tokens';
 import { ChallengeScheduler } from './challenge.scheduler';
-import {
-  type ChallengeMath,
-  EDGE_BENCH_CHALLENGE_MATH,
-  type MonotonicClock,
-  PERFORMANCE_CLOCK,
-} from './challenge-math';
+import { type MonotonicClock, PERFORMANCE_CLOCK } from './monotonic-clock';
 import { CoordinateRefitter } from './coordinate-refitter.service';
 import { DiscoveryEventsHandler } from './discovery-events.handler';
 import { EdgeReportsHandler } from './edge-reports.handler';
@@ -53,8 +47,6 @@ export interface BenchmarkingModuleOptions {
   readonly clock?: Clock;
   /** Uniform [0, 1) source for spot checks and probe sampling; tests pass a seeded one. Default `Math.random`. */
   readonly random?: () => number;
-  /** The challenge arithmetic. Default `@gpunet/edge-bench`'s; tests whose subject is not the math may pass a stand-in. */
-  readonly challengeMath?: ChallengeMath;
   /** Times edges' answers to challenges. Default `performance.now()`. */
   readonly monotonicClock?: MonotonicClock;
   /** Seeds and openings. Default `crypto.randomBytes`; tests pass a seeded source. */
@@ -118,10 +110,6 @@ export class BenchmarkingModule {
         { provide: BENCHMARKING_CONFIG, useValue: config },
         { provide: BENCHMARKING_METRICS, useValue: benchmarkingMetrics(metrics) },
         { provide: BENCHMARKING_RANDOM, useValue: options.random ?? Math.random },
-        {
-          provide: BENCHMARKING_CHALLENGE_MATH,
-          useValue: options.challengeMath ?? EDGE_BENCH_CHALLENGE_MATH,
-        },
         { provide: BENCHMARKING_MONOTONIC_CLOCK, useValue: options.monotonicClock ?? PERFORMANCE_CLOCK },
         {
           provide: BENCHMARKING_RANDOM_BYTES,

@@ -9,8 +9,6 @@ export const BENCHMARKING_CONFIG = Symbol('gpunet.benchmarking.config');
 export const BENCHMARKING_METRICS = Symbol('gpunet.benchmarking.metrics');
 /** Uniform [0, 1) source for spot checks and probe sampling (`() => number`). */
 export const BENCHMARKING_RANDOM = Symbol('gpunet.benchmarking.random');
-/** The challenge arithmetic (`ChallengeMath`). */
-export const BENCHMARKING_CHALLENGE_MATH = Symbol('gpunet.benchmarking.challenge-math');
 /** The verifier's monotonic clock (`MonotonicClock`) that times edges' answers. */
 export const BENCHMARKING_MONOTONIC_CLOCK = Symbol('gpunet.benchmarking.monotonic-clock');
 /** Unpredictable bytes for seeds and openings (`(size) => Uint8Array`). */

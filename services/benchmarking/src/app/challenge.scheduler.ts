@@ -1,17 +1,12 @@
 import { causedBy, newEventId } from '@gpunet/contracts';
+import { sizeChallenge } from '@gpunet/edge-bench';
 import { EVENTING, type EventingRuntime } from '@gpunet/eventing';
 import { Inject, Injectable } from '@nestjs/common';
 import { type DueChallenge, dueChallenges } from '../domain/challenge-schedule';
 import { claimedFigure } from '../domain/claimed-figure';
 import { challengeCandidates, overdueChallenges, tryLockChallengeTick } from '../infra/challenges.repository';
 import type { BenchmarkingConfig } from './benchmarking.config';
-import {
-  BENCHMARKING_CHALLENGE_MATH,
-  BENCHMARKING_CONFIG,
-  BENCHMARKING_RANDOM,
-  BENCHMARKING_RANDOM_BYTES,
-} from './benchmarking.tokens';
-import type { ChallengeMath } from './challenge-math';
+import { BENCHMARKING_CONFIG, BENCHMARKING_RANDOM, BENCHMARKING_RANDOM_BYTES } from './benchmarking.tokens';
 import { GpuChallenges, type IssuedChallenge } from './gpu-challenges.service';
 import { PeriodicTask } from './periodic-task';
 import { ProviderBenchmarks } from './provider-benchmarks.service';
@@ -52,7 +47,6 @@ export class ChallengeScheduler extends PeriodicTask<ChallengeTickResult> {
     @Inject(BENCHMARKING_CONFIG) private readonly config: BenchmarkingConfig,
     @Inject(BENCHMARKING_RANDOM) private readonly random: () => number,
     @Inject(BENCHMARKING_RANDOM_BYTES) private readonly randomBytes: (size: number) => Uint8Array,
-    @Inject(BENCHMARKING_CHALLENGE_MATH) private readonly math: ChallengeMath,
   ) {
     super({
       intervalMs: config.challengesEnabled ? config.challengeTickIntervalMs : 0,
@@ -98,7 +92,7 @@ export class ChallengeScheduler extends PeriodicTask<ChallengeTickResult> {
           unsized.push(d);
           continue;
         }
-        const { n, deadlineMs } = this.math.sizeChallenge(figure.tflops, policy);
+        const { n, deadlineMs } = sizeChallenge(figure.tflops, policy);
         const challengeId = newEventId();
         const challenge = {
           challengeId,

@@ -1,4 +1,10 @@
 import type { Causation } from '@gpunet/contracts';
+import {
+  type ChallengePolicy,
+  DEFAULT_CHALLENGE_POLICY,
+  newOpening,
+  verifyOpening,
+} from '@gpunet/edge-bench';
 import { EVENTING, type EventingRuntime } from '@gpunet/eventing';
 import { Inject, Injectable } from '@nestjs/common';
 import type { CommitmentAnswer, OpeningVerdict, PendingChallenge } from '../domain/gpu-challenge';
@@ -6,13 +12,12 @@ import { sendChallenge, sendOpening } from '../infra/challenge-commands';
 import type { BenchmarkingConfig } from './benchmarking.config';
 import type { BenchmarkingMetrics } from './benchmarking.metrics';
 import {
-  BENCHMARKING_CHALLENGE_MATH,
   BENCHMARKING_CONFIG,
   BENCHMARKING_METRICS,
   BENCHMARKING_MONOTONIC_CLOCK,
   BENCHMARKING_RANDOM_BYTES,
 } from './benchmarking.tokens';
-import type { ChallengeMath, MonotonicClock } from './challenge-math';
+import type { MonotonicClock } from './monotonic-clock';
 import { ProviderBenchmarks } from './provider-benchmarks.service';
 
 /** A challenge as issued: what goes to the edge, and the stored event that caused it. */
@@ -29,7 +34,7 @@ export interface IssuedChallenge {
  * Runs an issued challenge to its end: sends it to the edge (core request/reply, waiting the
  * deadline plus `challengeLateGraceMs`) and times the commitment on the verifier's monotonic clock;
  * a commitment in time is opened at rows chosen only now, and the opening checked
- * (`ChallengeMath.verifyOpening`). Each answer is decided on the provider's stream as it comes, so a
+ * (`@gpunet/edge-bench`'s `verifyOpening`). Each answer is decided on the provider's stream as it comes, so a
  * restart in between leaves a challenge out that the next tick decides `no-answer` at its expiry.
  */
 @Injectable()
@@ -38,15 +43,19 @@ export class GpuChallenges {
     @Inject(EVENTING) private readonly eventing: EventingRuntime,
     @Inject(ProviderBenchmarks) private readonly benchmarks: ProviderBenchmarks,
     @Inject(BENCHMARKING_CONFIG) private readonly config: BenchmarkingConfig,
-    @Inject(BENCHMARKING_CHALLENGE_MATH) private readonly math: ChallengeMath,
     @Inject(BENCHMARKING_MONOTONIC_CLOCK) private readonly monotonic: MonotonicClock,
     @Inject(BENCHMARKING_RANDOM_BYTES) private readonly randomBytes: (size: number) => Uint8Array,
     @Inject(BENCHMARKING_METRICS) private readonly metrics: BenchmarkingMetrics,
   ) {}
 
-  /** The policy challenges are sized and opened by: the library's, with the service's overrides. */
-  policy() {
-    return { ...this.math.defaultPolicy(), ...this.config.challengePolicy };
+  /**
+   * The policy challenges are sized and opened by: the library's, with the service's overrides. A
+   * `maxN` below the library's `minN` lowers `minN` with it (else every sizing would throw).
+   */
+  policy(): ChallengePolicy {
+    const overrides = this.config.challengePolicy;
+    const minN = Math.min(DEFAULT_CHALLENGE_POLICY.minN, overrides.maxN ?? DEFAULT_CHALLENGE_POLICY.minN);
+    return { ...DEFAULT_CHALLENGE_POLICY, ...overrides, minN };
   }
 
   /** Runs `issued` to its outcome (recorded on the provider's stream); never throws for the edge's behaviour. */
@@ -80,7 +89,7 @@ export class GpuChallenges {
     if (!committed || answer.kind !== 'committed') return;
 
     const policy = this.policy();
-    const opening = this.math.newOpening(c.n, policy.openRows, this.randomBytes);
+    const opening = newOpening(c.n, policy.openRows, this.randomBytes);
     const open = await sendOpening(
       this.eventing.client,
       providerId,
@@ -98,7 +107,7 @@ export class GpuChallenges {
     else if (open.reply.outcome === 'declined')
       verdict = { ok: false, kind: 'declined', detail: `${open.reply.code}: ${open.reply.message}` };
     else
-      verdict = this.math.verifyOpening({
+      verdict = verifyOpening({
         seed: c.seed,
         n: c.n,
         root: answer.root,

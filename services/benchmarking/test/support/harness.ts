@@ -14,7 +14,7 @@ import { BenchmarkScheduler } from '../../src/app/benchmark.scheduler';
 import type { BenchmarkingConfig } from '../../src/app/benchmarking.config';
 import { BenchmarkingModule } from '../../src/app/benchmarking.module';
 import { ChallengeScheduler } from '../../src/app/challenge.scheduler';
-import type { ChallengeMath, MonotonicClock } from '../../src/app/challenge-math';
+import type { MonotonicClock } from '../../src/app/monotonic-clock';
 import { CoordinateRefitter } from '../../src/app/coordinate-refitter.service';
 import { ProbeCycle } from '../../src/app/probe.cycle';
 
@@ -39,7 +39,6 @@ export interface BenchmarkingUnderTest {
 
 /** What a suite may put in place of production's parts (each documented on `BenchmarkingModuleOptions`). */
 export interface HarnessParts {
-  readonly challengeMath?: ChallengeMath;
   readonly monotonicClock?: MonotonicClock;
 }
 
