@@ -19,6 +19,8 @@ export interface DevEconomy {
   readonly tenantId: string;
   readonly tenantDeposit: bigint;
   readonly providerIds: readonly string[];
+  /** The subnet's parameters. Default `devSubnetParameters(gpuClass, pricePerGpuHour)`. */
+  readonly parameters?: SubnetParameters;
 }
 
 /**
@@ -63,7 +65,7 @@ export const openDevEconomy = async (
     ownerId: OWNER,
     asset: e.asset,
     stake: OWNER_STAKE,
-    parameters: devSubnetParameters(e.gpuClass, e.pricePerGpuHour),
+    parameters: e.parameters ?? devSubnetParameters(e.gpuClass, e.pricePerGpuHour),
   });
   for (const providerId of e.providerIds) {
     await depositOnSimulatedChain(nc, prefix, providerId, e.asset, 10_000n);
