@@ -40,8 +40,8 @@ import {
  *    trust: a job there waits, saying simulated GPUs are refused, and is cancelled; creating a USDC
  *    subnet that allows simulated GPUs is refused, naming the field.
  *
- * Measured on the loaded 2-core development machine: about 150 s for the file (cluster start
- * included).
+ * Measured on the loaded 2-core development machine: 40-70 s for the file, cluster start included
+ * (three runs: 70 s, 62 s, 40 s).
  */
 const TENANT = 'tenant-trust';
 const DEV = 'trust-dev';
@@ -267,7 +267,11 @@ describe('trust enforced: a lying edge is caught and passed over; real value nev
     expect(first.evidence).toMatchObject({ dtype: 'fp16', claimedTflops: 742.1, n: 4096, root: null });
     expect(first.evidence.deadlineMs).toBeLessThan(1_000);
     expect(first.evidence.failure?.kind).toBe('no-answer');
-    expect(first.evidence.failure?.detail).toContain('no commitment');
+    // The verifier waited the deadline and its grace (BENCHMARKING_CHALLENGE_LATE_GRACE, 5 s) on its clock.
+    expect(first.evidence.failure?.detail).toContain(
+      `got no answer within ${first.evidence.deadlineMs + 5_000} ms`,
+    );
+    expect(first.evidence.elapsedMs).toBeNull();
     const statuses = ofProvider('gpu.verification-changed', liarId).map((e) =>
       (e.data as { gpus: { status: string }[] }).gpus.map((g) => g.status),
     );
@@ -279,28 +283,29 @@ describe('trust enforced: a lying edge is caught and passed over; real value nev
         ),
       { timeoutMs: 30_000, description: "the liar's GPU unverified" },
     );
+    // Its benchmarks fail too (DEVICE_ABSENT: no GPU for torch), which also counts against it.
     const reliability = await c.events.waitFor(
       (e) =>
-        e.type === 'provider.reliability-changed' && (e.data as { providerId: string }).providerId === liarId,
+        e.type === 'provider.reliability-changed' &&
+        (e.data as { providerId: string }).providerId === liarId &&
+        (e.data as { cause: string }).cause === 'challenge-failed',
       { timeoutMs: 30_000 },
     );
-    expect((reliability.data as { score: number; cause: string }).cause).toBe('challenge-failed');
     expect((reliability.data as { score: number }).score).toBeLessThan(0.8);
 
     // What the provider sees: unverified, and the evidence.
     const shown = await gpunet('providers', 'show', liarId);
     expect(shown).toContain('VERIFICATION');
-    expect(shown).toMatch(/GPU 0 unverified: no-answer: no commitment/);
+    expect(shown).toMatch(/GPU 0 unverified: no-answer: .*got no answer within \d+ ms/);
     expect(shown).toMatch(/registration\s+0\s+failed\s+4096 fp16\s+—\/\d+\s+742\.1\s+no-answer/);
 
     // A job only H100s can serve waits, and its explanation names the challenge that failed.
     const h100Only = await submit(ddpJob('trust-h100-only', DEV, 'NTX', 2, ['H100 80GB']));
-    await waitingBecause(h100Only, `challenge ${first.challengeId} failed (no-answer)`);
+    await waitingBecause(h100Only, `verified GPUs required by subnet '${DEV}'`);
     const why = await gpunet('job', 'explain', h100Only);
-    expect(why).toMatch(
-      new RegExp(
-        `verified-gpus/Unverified: unverified: challenge ${first.challengeId} failed \\(no-answer\\); verified GPUs required by subnet '${DEV}' \\(2 GPUs\\)`,
-      ),
+    // GPU 0's reason: its failed challenge (GPU 1 has its own, or is still pending).
+    expect(why).toContain(
+      `verified-gpus/Unverified: unverified: challenge ${first.challengeId} failed (no-answer); verified GPUs required by subnet '${DEV}'`,
     );
     await cancel(h100Only);
 
