@@ -1,4 +1,9 @@
-import { type CandidateProvider, type JobSubmittedV1, type PayloadOf, type SubnetTrust } from '@gpunet/contracts';
+import {
+  type CandidateProvider,
+  type JobSubmittedV1,
+  type PayloadOf,
+  type SubnetTrust,
+} from '@gpunet/contracts';
 import type { FundedJob } from '../../src/domain/placement-input';
 
 /** A valid edge id (public user nkey shape) per letter: `edgeId('B')`. */
