@@ -93,6 +93,10 @@ describe('registry definition rules', () => {
   it('refuses a type defined twice', () => {
     expect(() => createRegistry([WidgetCreatedV1, WidgetCreatedV1])).toThrow(RegistryDefinitionError);
   });
+  it('skips an upcaster of a type it does not hold; refuses one that names only one of its versions', () => {
+    expect(() => createRegistry([StartRank], [WidgetV1ToV2])).not.toThrow();
+    expect(() => createRegistry([WidgetCreatedV2], [WidgetV1ToV2])).toThrow(/names unregistered versions/);
+  });
   it('refuses an old version without an upcaster', () => {
     expect(() => createRegistry([WidgetCreatedV1, WidgetCreatedV2])).toThrow(/no upcaster/);
   });
