@@ -51,6 +51,7 @@ __all__ = [
     'ProviderList',
     'ProviderListItemsItem',
     'ProviderListItemsItemGpusItem',
+    'ProviderListItemsItemGpusItemVerification',
     'ProviderReliability',
     'Readiness',
     'Statement',
@@ -460,12 +461,18 @@ class JobStatement(TypedDict):
     legs: list[JobStatementLegsItem]
 
 
+class ProviderListItemsItemGpusItemVerification(TypedDict):
+    #: pending: not challenged yet; verified: its last challenge passed; unverified: a challenge failed (see the provider’s `challenges`); simulated: a simulated GPU, never challenged
+    status: Literal['pending', 'verified', 'unverified', 'simulated']
+
+
 class ProviderListItemsItemGpusItem(TypedDict):
     uuid: str
     model: str
     vendor: str
     vramBytes: float
     priceFloorMinor: Optional[str]
+    verification: ProviderListItemsItemGpusItemVerification
 
 
 class ProviderListItemsItem(TypedDict):
@@ -478,14 +485,14 @@ class ProviderListItemsItem(TypedDict):
 
 
 class ProviderList(TypedDict):
-    """Online providers with free GPUs matching the filter; each one’s GPU verification: GET /v1/providers/{providerId}."""
+    """Online providers with free GPUs matching the filter, each GPU with its verification status; why (the challenges and their evidence): GET /v1/providers/{providerId}."""
 
     items: list[ProviderListItemsItem]
     nextCursor: Optional[str]
 
 
 class ProviderGpusItemVerification(TypedDict):
-    #: pending: not challenged yet; verified: its last challenge passed; unverified: a challenge failed (see `challenges`); simulated: a simulated GPU, never challenged
+    #: pending: not challenged yet; verified: its last challenge passed; unverified: a challenge failed (see the provider’s `challenges`); simulated: a simulated GPU, never challenged
     status: Literal['pending', 'verified', 'unverified', 'simulated']
     #: when the status last changed; null: never
     since: Optional[str]

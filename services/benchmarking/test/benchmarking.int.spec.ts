@@ -3,6 +3,7 @@ import {
   EdgeLinksProbed,
   type Envelope,
   FindGpuProfiles,
+  FindGpuVerification,
   FindReliability,
   GetNetworkEstimate,
   GetProviderTrust,
@@ -166,7 +167,7 @@ describe('benchmarking service (NATS + Postgres, simulated and CPU edges)', () =
     await svc?.close();
   });
 
-  it('serves its consumers under the durable names they always had (and the job ones), and the four queries', () => {
+  it('serves its consumers under the durable names they always had (and the job ones), and the five queries', () => {
     const served = svc.service.transport!.describe();
     expect(served.consumers.map((c) => [c.name, c.stream])).toEqual([
       ['benchmarking-discovery', 'DISCOVERY'],
@@ -177,7 +178,13 @@ describe('benchmarking service (NATS + Postgres, simulated and CPU edges)', () =
       ['benchmarking-job-ends', 'EXECUTION'],
     ]);
     expect([...served.queries].sort()).toEqual(
-      [FindGpuProfiles.name, FindReliability.name, GetNetworkEstimate.name, GetProviderTrust.name].sort(),
+      [
+        FindGpuProfiles.name,
+        FindGpuVerification.name,
+        FindReliability.name,
+        GetNetworkEstimate.name,
+        GetProviderTrust.name,
+      ].sort(),
     );
   });
 

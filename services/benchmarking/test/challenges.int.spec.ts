@@ -3,6 +3,7 @@ import {
   type ChallengeCommitReply,
   DEFAULT_SUBNET_TRUST,
   type Envelope,
+  FindGpuVerification,
   GetProviderTrust,
   type GpuVerificationChanged,
   type InputOf,
@@ -410,6 +411,48 @@ describe('GPU challenges (NATS + Postgres, the real library, the real edge agent
       challenges: [],
     });
     expect((await trust(createUser().getPublicKey())).trust).toBeNull();
+  });
+
+  it('answers the listing’s batch query with every GPU’s status for a page of providers, in one ask', async () => {
+    const stranger = createUser().getPublicKey();
+    const ids = [honest.id, late.id, simulated.id, wrong.id, stranger];
+    const { items } = await askQuery(
+      svc.nats.nc,
+      FindGpuVerification,
+      { providerIds: ids },
+      { timeoutMs: 5_000, prefix: svc.nats.prefix },
+    );
+    // Ordered by provider id; a provider benchmarking never saw is left out.
+    expect(items.map((p) => p.providerId)).toEqual([honest.id, late.id, simulated.id, wrong.id].sort());
+    const byId = new Map(items.map((p) => [p.providerId, p]));
+    expect(byId.get(honest.id)).toEqual({
+      providerId: honest.id,
+      simulated: false,
+      gpus: [
+        { uuid: 'GPU-honest-0', status: 'verified' },
+        { uuid: 'GPU-honest-1', status: 'verified' },
+      ],
+    });
+    expect(byId.get(late.id)).toEqual({
+      providerId: late.id,
+      simulated: false,
+      gpus: [{ uuid: 'GPU-late-0', status: 'unverified' }],
+    });
+    expect(byId.get(simulated.id)).toEqual({
+      providerId: simulated.id,
+      simulated: true,
+      gpus: [{ uuid: 'GPU-simulated-0', status: 'simulated' }],
+    });
+    // The same statuses as the trust query's, provider by provider.
+    expect(byId.get(wrong.id)!.gpus).toEqual(
+      (await trust(wrong.id)).trust!.gpus.map((g) => ({ uuid: g.uuid, status: g.status })),
+    );
+    // The page is bounded and named: no ids, or more than 1000, is refused naming the field.
+    for (const providerIds of [[], Array.from({ length: 1001 }, () => stranger)]) {
+      const parsed = FindGpuVerification.request.safeParse({ providerIds });
+      expect(parsed.success).toBe(false);
+      expect(parsed.error!.issues[0]!.path).toEqual(['providerIds']);
+    }
   });
 
   it('spot-checks a placed job’s GPUs at its subnet’s rate while it runs, and stops when it ends', async () => {

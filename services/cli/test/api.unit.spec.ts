@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { formatAmount } from '../src/app/api/format';
 import { renderProblem, toProblem } from '../src/app/api/problem';
 import { runCli } from '../src/app/cli';
+import { verifiedSummary } from '../src/app/commands/market/providers.group';
 import { fakeIo } from './fake-io';
 import { explanationFixture, jobFixture } from './fixtures';
 
@@ -302,6 +303,7 @@ describe('gpunet job / providers / subnet / account (fake gateway)', () => {
                 vendor: 'nvidia',
                 vramBytes: 80 * 2 ** 30,
                 priceFloorMinor: '2000000',
+                verification: { status: 'simulated' },
               },
               {
                 uuid: 'g2',
@@ -309,6 +311,32 @@ describe('gpunet job / providers / subnet / account (fake gateway)', () => {
                 vendor: 'nvidia',
                 vramBytes: 80 * 2 ** 30,
                 priceFloorMinor: '1500000',
+                verification: { status: 'simulated' },
+              },
+            ],
+          },
+          {
+            providerId: 'U'.padEnd(56, 'L'),
+            name: 'fast-claims',
+            simulated: false,
+            subnets: ['demo'],
+            asset: 'NTX',
+            gpus: [
+              {
+                uuid: 'l0',
+                model: 'H100',
+                vendor: 'nvidia',
+                vramBytes: 80 * 2 ** 30,
+                priceFloorMinor: '1000000',
+                verification: { status: 'unverified' },
+              },
+              {
+                uuid: 'l1',
+                model: 'H100',
+                vendor: 'nvidia',
+                vramBytes: 80 * 2 ** 30,
+                priceFloorMinor: '1000000',
+                verification: { status: 'unverified' },
               },
             ],
           },
@@ -321,13 +349,32 @@ describe('gpunet job / providers / subnet / account (fake gateway)', () => {
       { fetch: g.fetch },
     );
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('rack-1 (simulated)  2× H100 80GiB  ≥ 1.5 NTX');
+    expect(r.stdout.split('\n')[0]).toMatch(/^PROVIDER +NAME +FREE GPUS +VERIFIED +PRICE FLOOR/);
+    expect(r.stdout).toMatch(/rack-1 \(simulated\) {2}2× H100 80GiB {2}simulated {2,}≥ 1\.5 NTX/);
+    // The liar's two "H100"s are listed free, and say they are not verified, and where to see why.
+    expect(r.stdout).toContain('fast-claims         2× H100 80GiB  0/2 verified, 2 unverified  ≥ 1 NTX');
+    expect(r.stdout).toContain('a GPU failed its challenge: gpunet providers show <provider> says why');
     expect(Object.fromEntries(g.requests[0]!.url.searchParams)).toEqual({
       model: 'H100',
       minVramBytes: '40000000000',
       minGpus: '2',
       subnet: 'demo',
     });
+  });
+
+  it.each([
+    ['every GPU verified', ['verified', 'verified'], '2/2 verified'],
+    ['every GPU failed its challenge', ['unverified', 'unverified'], '0/2 verified, 2 unverified'],
+    ['one verified, one failed', ['verified', 'unverified'], '1/2 verified, 1 unverified'],
+    ['not challenged yet', ['pending'], '0/1 verified, 1 pending'],
+    ['a simulated provider', ['simulated', 'simulated'], 'simulated'],
+    [
+      'a mix',
+      ['verified', 'pending', 'simulated', 'unverified'],
+      '1/4 verified, 1 unverified, 1 pending, 1 simulated',
+    ],
+  ])('providers ls VERIFIED: %s', (_name, statuses, shown) => {
+    expect(verifiedSummary(statuses.map((status) => ({ verification: { status } })))).toBe(shown);
   });
 
   it("providers show prints each GPU's verification, why one is unverified, and the latest challenges", async () => {

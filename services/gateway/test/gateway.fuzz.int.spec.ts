@@ -1,6 +1,7 @@
 import {
   AccountStatementQuery,
   FindCandidates,
+  FindGpuVerification,
   GetPlacementExplanation,
   GetProvider,
   GetProviderTrust,
@@ -82,7 +83,8 @@ describe('gateway fuzzing from its OpenAPI document (NATS + Postgres)', () => {
     keys['bob'] = await h.keyFor('fz-bob');
     keys['reader'] = await h.keyFor('fz-alice', ['read']);
     keys['admin'] = h.adminKey;
-    // Settlement's and discovery's queries, answered as those services would for an empty network.
+    // Settlement's, discovery's and benchmarking's queries, answered as those services would for a
+    // network with no jobs and one unchallenged edge.
     const options = { nc: h.nats.nc, prefix: h.nats.prefix };
     subscriptions.push(
       serveQuery(SettlementBalancesQuery, () => Promise.resolve({ accounts: [] }), options),
@@ -136,10 +138,50 @@ describe('gateway fuzzing from its OpenAPI document (NATS + Postgres)', () => {
           }),
         options,
       ),
-      serveQuery(FindCandidates, () => Promise.resolve({ items: [], nextCursor: null }), options),
+      // One edge discovery lists, unknown to benchmarking: the listing asks for its verification.
+      serveQuery(
+        FindCandidates,
+        () =>
+          Promise.resolve({
+            items: [
+              {
+                providerId: 'U'.padEnd(56, 'F'),
+                name: 'fuzz-edge',
+                simulated: false,
+                cpuArchitecture: 'amd64',
+                cpuMillicores: 8_000,
+                memoryBytes: 2 ** 34,
+                location: { continent: 'EU', country: 'DE', city: null },
+                subnets: ['public'],
+                maxGpusPerJob: 1,
+                maxJobDurationMs: null,
+                asset: 'USDC',
+                gpus: [
+                  {
+                    uuid: 'GPU-fuzz-0',
+                    index: 0,
+                    vendor: 'nvidia' as const,
+                    model: 'NVIDIA H100 80GB HBM3',
+                    vramBytes: 80 * 2 ** 30,
+                    computeCapability: { major: 9, minor: 0 },
+                    cudaVersion: '12.4',
+                    rocmVersion: null,
+                    architecture: null,
+                    pciBusId: null,
+                    priceFloorMinor: null,
+                    directPeers: [],
+                  },
+                ],
+              },
+            ],
+            nextCursor: null,
+          }),
+        options,
+      ),
       // No provider registered yet: every provider view is a 404.
       serveQuery(GetProvider, () => Promise.resolve({ provider: null }), options),
       serveQuery(GetProviderTrust, () => Promise.resolve({ trust: null }), options),
+      serveQuery(FindGpuVerification, () => Promise.resolve({ items: [] }), options),
       // The scheduler has tried no job yet: every explanation is a 404.
       serveQuery(GetPlacementExplanation, () => Promise.resolve({ explanation: null }), options),
     );

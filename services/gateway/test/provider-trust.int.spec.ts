@@ -1,4 +1,7 @@
 import {
+  type CandidateProvider,
+  FindCandidates,
+  FindGpuVerification,
   GetProvider,
   GetProviderTrust,
   type ProviderTrust,
@@ -11,8 +14,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayHarness, startHarness } from './support/harness';
 
 /*
- * `GET /v1/providers/{providerId}`: the real gateway over real NATS. Discovery's provider query and
- * benchmarking's trust query are answered by stand-ins on their (namespaced) subjects: `serveQuery`
+ * `GET /v1/providers/{providerId}` and `GET /v1/providers`: the real gateway over real NATS.
+ * Discovery's provider and candidates queries and benchmarking's trust and GPU-verification queries
+ * are answered by stand-ins on their (namespaced) subjects: `serveQuery`
  * checks each answer against the query's contract in `@gpunet/contracts`, so what they send is what
  * the real services may send. The real trust responder lives in services/benchmarking and has its
  * own tests; this file tests what the gateway makes of the answers.
@@ -304,5 +308,172 @@ describe('GET /v1/providers/{providerId} (real gateway and NATS; discovery and b
     });
     expect((await get(LIAR, submitter)).status).toBe(403);
     expect((await fetch(`${h.url}/v1/providers/${LIAR}`)).status).toBe(401);
+  });
+});
+
+/** What discovery lists of a provider: its free GPUs (GPU-1 of each is taken). */
+const candidate = (providerId: string, name: string, simulated: boolean): CandidateProvider => {
+  const { status: _status, gpus, ...rest } = view(providerId, name, simulated);
+  return { ...rest, gpus: gpus.filter((g) => g.available).map(({ available: _a, ...g }) => g) };
+};
+
+describe('GET /v1/providers (real gateway and NATS; discovery and benchmarking as contract stand-ins)', () => {
+  let h: GatewayHarness;
+  let reader: string;
+  let served: Subscription[] = [];
+  /** Each GPU-verification ask's provider ids, as benchmarking received them. */
+  let asked: string[][] = [];
+
+  const list = () => fetch(`${h.url}/v1/providers`, { headers: { authorization: `Bearer ${reader}` } });
+
+  /** The liar lists both its "H100"s free here; the honest node one, the simulated node one. */
+  const liar = (): CandidateProvider => ({
+    ...candidate(LIAR, 'fast-claims', false),
+    gpus: view(LIAR, 'fast-claims', false).gpus.map(({ available: _a, ...g }) => g),
+  });
+  const discovery = (
+    items: CandidateProvider[] = [
+      candidate(HONEST, 'honest-node', false),
+      liar(),
+      candidate(SIM, 'demo-node', true),
+    ],
+  ) =>
+    serveQuery(
+      FindCandidates,
+      (): Promise<QueryResponse<typeof FindCandidates>> =>
+        Promise.resolve({ items, nextCursor: 'next-page' }),
+      { nc: h.nats.nc, prefix: h.nats.prefix },
+    );
+  const benchmarking = () =>
+    serveQuery(
+      FindGpuVerification,
+      ({ providerIds }): Promise<QueryResponse<typeof FindGpuVerification>> => {
+        asked.push(providerIds);
+        const known = [liarTrust, simTrust]
+          .filter((t) => providerIds.includes(t.providerId))
+          .map((t) => ({
+            providerId: t.providerId,
+            simulated: t.simulated,
+            gpus: t.gpus.map((g) => ({ uuid: g.uuid, status: g.status })),
+          }));
+        return Promise.resolve({ items: known });
+      },
+      { nc: h.nats.nc, prefix: h.nats.prefix },
+    );
+  const serve = async (...subscriptions: Subscription[]) => {
+    served.push(...subscriptions);
+    await h.nats.nc.flush();
+  };
+  const statuses = (body: {
+    items: { providerId: string; gpus: { uuid: string; verification: { status: string } }[] }[];
+  }) =>
+    Object.fromEntries(
+      body.items.map((p) => [p.providerId, p.gpus.map((g) => [g.uuid, g.verification.status] as const)]),
+    );
+
+  beforeAll(async () => {
+    h = await startHarness('gw-providers', { queryTimeoutMs: 500 });
+    reader = await h.keyFor('tenant-reader', ['read']);
+  }, 60_000);
+
+  afterEach(() => {
+    for (const s of served) s.unsubscribe();
+    served = [];
+    asked = [];
+  });
+
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('shows each listed GPU with its verification, asking benchmarking once for the page', async () => {
+    await serve(discovery(), benchmarking());
+    const res = await list();
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Parameters<typeof statuses>[0] & { nextCursor: string | null };
+    // The liar's two "H100"s: one failed its challenge, one passed. Unchallenged: pending. A
+    // simulated GPU is simulated, with or without benchmarking's record of it.
+    expect(statuses(body)).toEqual({
+      [HONEST]: [['GPU-0', 'pending']],
+      [LIAR]: [
+        ['GPU-0', 'unverified'],
+        ['GPU-1', 'verified'],
+      ],
+      [SIM]: [['GPU-0', 'simulated']],
+    });
+    expect(body.items.map((p) => [p.providerId, (p as unknown as { simulated: boolean }).simulated])).toEqual(
+      [
+        [HONEST, false],
+        [LIAR, false],
+        [SIM, true],
+      ],
+    );
+    expect(body.nextCursor).toBe('next-page');
+    expect(asked).toEqual([[HONEST, LIAR, SIM]]);
+  });
+
+  it('agrees with GET /v1/providers/{providerId} on every GPU it lists', async () => {
+    const candidates = [candidate(HONEST, 'honest-node', false), liar(), candidate(SIM, 'demo-node', true)];
+    await serve(
+      discovery(candidates),
+      benchmarking(),
+      serveQuery(
+        GetProvider,
+        ({ providerId }) =>
+          Promise.resolve({
+            provider: view(providerId, 'x', candidates.find((c) => c.providerId === providerId)!.simulated),
+          }),
+        { nc: h.nats.nc, prefix: h.nats.prefix },
+      ),
+      serveQuery(
+        GetProviderTrust,
+        ({ providerId }) =>
+          Promise.resolve({ trust: providerId === LIAR ? liarTrust : providerId === SIM ? simTrust : null }),
+        { nc: h.nats.nc, prefix: h.nats.prefix },
+      ),
+    );
+    const listed = statuses((await (await list()).json()) as Parameters<typeof statuses>[0]);
+    for (const [providerId, gpus] of Object.entries(listed)) {
+      const one = (await (
+        await fetch(`${h.url}/v1/providers/${providerId}`, { headers: { authorization: `Bearer ${reader}` } })
+      ).json()) as { gpus: { uuid: string; verification: { status: string } }[] };
+      const shown = new Map(one.gpus.map((g) => [g.uuid, g.verification.status]));
+      for (const [uuid, status] of gpus)
+        expect([providerId, uuid, shown.get(uuid)]).toEqual([providerId, uuid, status]);
+    }
+  });
+
+  it('does not ask benchmarking about an empty page', async () => {
+    await serve(discovery([]), benchmarking());
+    const res = await list();
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ items: [], nextCursor: 'next-page' });
+    expect(asked).toEqual([]);
+  });
+
+  it('is a 503 problem naming benchmarking when it has no responder or does not answer in time', async () => {
+    await serve(discovery());
+    const absent = await list();
+    expect(absent.status).toBe(503);
+    expect(absent.headers.get('content-type')).toContain('application/problem+json');
+    expect(await absent.json()).toMatchObject({
+      code: 'UPSTREAM_UNAVAILABLE',
+      detail: expect.stringMatching(
+        /verification is unavailable \(benchmarking did not answer\).*benchmarking\.gpu-verification/,
+      ),
+    });
+    const subjects: string[] = [];
+    await serve(
+      h.nats.nc.subscribe(FindGpuVerification.subject(h.nats.prefix), {
+        callback: (_e, m) => void subjects.push(m.subject),
+      }),
+    );
+    const silent = await list();
+    expect(silent.status).toBe(503);
+    expect(await silent.json()).toMatchObject({
+      code: 'UPSTREAM_UNAVAILABLE',
+      detail: expect.stringContaining('benchmarking'),
+    });
+    expect(subjects).toHaveLength(1);
   });
 });

@@ -1,4 +1,10 @@
-import { FindGpuProfiles, FindReliability, GetNetworkEstimate, GetProviderTrust } from '@gpunet/contracts';
+import {
+  FindGpuProfiles,
+  FindGpuVerification,
+  FindReliability,
+  GetNetworkEstimate,
+  GetProviderTrust,
+} from '@gpunet/contracts';
 import { EVENTING, type EventingRuntime, served } from '@gpunet/eventing';
 import { Controller, Inject } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
@@ -8,14 +14,15 @@ import {
   getNetworkEstimate,
   type ServedRequest,
 } from '../infra/queries.repository';
-import { getProviderTrust } from '../infra/challenges.repository';
+import { findGpuVerification, getProviderTrust } from '../infra/challenges.repository';
 
 /** Replicas share the queries. */
 const SERVED = served({ queue: 'benchmarking' });
 
 /**
  * What the scheduler reads of benchmarking: GPU profiles, reliability and the network estimate; and
- * one provider's trust (its GPUs' verification, reliability and latest challenges).
+ * one provider's trust (its GPUs' verification, reliability and latest challenges), and a page of
+ * providers' GPU verification statuses for the gateway's listing.
  */
 @Controller()
 export class BenchmarkingQueriesHandler {
@@ -34,6 +41,11 @@ export class BenchmarkingQueriesHandler {
   @MessagePattern(GetProviderTrust, SERVED)
   providerTrust(@Payload() request: ServedRequest<typeof GetProviderTrust>) {
     return getProviderTrust(this.eventing.db, request.providerId);
+  }
+
+  @MessagePattern(FindGpuVerification, SERVED)
+  gpuVerification(@Payload() request: ServedRequest<typeof FindGpuVerification>) {
+    return findGpuVerification(this.eventing.db, request.providerIds);
   }
 
   @MessagePattern(GetNetworkEstimate, SERVED)

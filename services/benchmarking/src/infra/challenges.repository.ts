@@ -1,6 +1,7 @@
 import type {
   BenchmarkProfile,
   ChallengeEvidence,
+  FindGpuVerification,
   GetProviderTrust,
   GpuVerificationStatus,
   JobFunded,
@@ -247,4 +248,29 @@ export const getProviderTrust = async (
       })),
     },
   };
+};
+
+/**
+ * Each GPU's status for a page of providers, in one statement: the providers benchmarking knows,
+ * ordered by id, each with its GPUs in inventory order.
+ */
+export const findGpuVerification = async (
+  db: Sql | Database,
+  providerIds: readonly string[],
+): Promise<QueryResponse<typeof FindGpuVerification>> => {
+  const s = db.schema;
+  const rows = await db.query<{
+    provider_id: string;
+    simulated: boolean;
+    gpus: { uuid: string; status: GpuVerificationStatus }[];
+  }>(
+    `SELECT p.provider_id, p.simulated,
+            coalesce((SELECT jsonb_agg(jsonb_build_object('uuid', v.gpu_uuid, 'status', v.status) ORDER BY v.position)
+                        FROM "${s}".gpu_verification v WHERE v.provider_id = p.provider_id), '[]'::jsonb) AS gpus
+       FROM "${s}".providers p
+      WHERE p.provider_id = ANY($1)
+      ORDER BY p.provider_id`,
+    [providerIds],
+  );
+  return { items: rows.map((r) => ({ providerId: r.provider_id, simulated: r.simulated, gpus: r.gpus })) };
 };

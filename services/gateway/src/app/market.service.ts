@@ -1,8 +1,10 @@
 import {
   AccountStatementQuery,
   FindCandidates,
+  FindGpuVerification,
   GetProvider,
   GetProviderTrust,
+  type GpuVerificationStatus,
   type InputOf,
   type MessageDefinition,
   newEventId,
@@ -38,6 +40,22 @@ const MIN_TFLOPS_ANY: Record<(typeof PRECISIONS)[number], null> = {
 };
 
 /**
+ * A GPU's status as both provider routes show it: a simulated GPU is `simulated` whatever else is
+ * recorded, and one benchmarking has no record of is `pending`.
+ */
+const statusOf = (simulated: boolean, recorded: GpuVerificationStatus | undefined): GpuVerificationStatus =>
+  simulated ? 'simulated' : (recorded ?? 'pending');
+
+/** A silent benchmarking is a 503 naming it: GPUs shown without their verification would read as unchallenged. */
+const verificationUnavailable = (what: string, error: unknown): never => {
+  if (!(error instanceof UpstreamUnavailableError)) throw error;
+  throw new UpstreamUnavailableError(
+    `${what} verification is unavailable (benchmarking did not answer): ${error.message}`,
+    { cause: error },
+  );
+};
+
+/**
  * Providers, subnets and accounts: reads are settlement's and discovery's queries, writes are
  * requests recorded as events on the GATEWAY stream that settlement acts on (its outcome is an event
  * of its own: `subnet.created`, `subnet.request-rejected`, `withdrawal.held` …), each the first of
@@ -55,7 +73,11 @@ export class MarketService {
     return this.eventing.clock.now().toISOString();
   }
 
-  async providers(query: z.output<typeof S.ProvidersQuery>): Promise<unknown> {
+  /**
+   * A page of discovery's candidates, each GPU with its verification status from benchmarking, asked
+   * once per page; a silent benchmarking is a 503, as for one provider.
+   */
+  async providers(query: z.output<typeof S.ProvidersQuery>): Promise<z.input<typeof S.ProviderListSchema>> {
     const models = (query.model ?? '')
       .split(',')
       .map((m) => m.trim().toUpperCase().replace(/\s+/g, ' '))
@@ -78,21 +100,36 @@ export class MarketService {
       cursor: query.cursor ?? null,
       limit: query.limit,
     });
+    if (page.items.length === 0) return { items: [], nextCursor: page.nextCursor };
+    // One ask for the page's verification, after discovery's: it names the providers to ask about.
+    const verification = await this.upstream
+      .ask(FindGpuVerification, { providerIds: page.items.map((p) => p.providerId) })
+      .catch((error: unknown) => verificationUnavailable("the listed providers'", error));
+    const byProvider = new Map(verification.items.map((v) => [v.providerId, v]));
     return {
-      items: page.items.map((p) => ({
-        providerId: p.providerId,
-        name: p.name,
-        simulated: p.simulated,
-        subnets: p.subnets,
-        asset: p.asset,
-        gpus: p.gpus.map((g) => ({
-          uuid: g.uuid,
-          model: g.model,
-          vendor: g.vendor,
-          vramBytes: g.vramBytes,
-          priceFloorMinor: g.priceFloorMinor,
-        })),
-      })),
+      items: page.items.map((p) => {
+        const v = byProvider.get(p.providerId);
+        const simulated = p.simulated || (v?.simulated ?? false);
+        const statuses = new Map(v?.gpus.map((g) => [g.uuid, g.status]) ?? []);
+        return {
+          providerId: p.providerId,
+          name: p.name,
+          simulated,
+          subnets: p.subnets,
+          asset: p.asset,
+          gpus: p.gpus.map((g) => {
+            const status = statuses.get(g.uuid);
+            return {
+              uuid: g.uuid,
+              model: g.model,
+              vendor: g.vendor,
+              vramBytes: g.vramBytes,
+              priceFloorMinor: g.priceFloorMinor,
+              verification: { status: statusOf(simulated, status) },
+            };
+          }),
+        };
+      }),
       nextCursor: page.nextCursor,
     };
   }
@@ -112,13 +149,7 @@ export class MarketService {
     if (view.status === 'rejected') throw view.reason;
     const p = view.value.provider;
     if (p === null) throw new NotFoundError(`no provider ${providerId}`);
-    if (trust.status === 'rejected') {
-      if (!(trust.reason instanceof UpstreamUnavailableError)) throw trust.reason;
-      throw new UpstreamUnavailableError(
-        `provider ${providerId}'s verification is unavailable (benchmarking did not answer): ${trust.reason.message}`,
-        { cause: trust.reason },
-      );
-    }
+    if (trust.status === 'rejected') return verificationUnavailable(`provider ${providerId}'s`, trust.reason);
     const t = trust.value.trust;
     const simulated = p.simulated || (t?.simulated ?? false);
     const verification = new Map(t?.gpus.map((g) => [g.uuid, g]) ?? []);
@@ -141,9 +172,11 @@ export class MarketService {
           priceFloorMinor: g.priceFloorMinor,
           available: g.available,
           simulated: simulated || v?.status === 'simulated',
-          verification: v
-            ? { status: v.status, since: v.since, challengeId: v.challengeId }
-            : { status: simulated ? 'simulated' : 'pending', since: null, challengeId: null },
+          verification: {
+            status: statusOf(simulated, v?.status),
+            since: v?.since ?? null,
+            challengeId: v?.challengeId ?? null,
+          },
         };
       }),
       reliability: t?.reliability ?? null,

@@ -79,6 +79,11 @@ export {
 export { GpuVerificationChanged } from './gpu-verification-changed.v1';
 export { ProviderChallenged } from './provider-challenged.v1';
 export { GetProviderTrust, type ProviderTrust, ProviderTrustSchema } from './benchmarking-provider-trust.v1';
+export {
+  FindGpuVerification,
+  type ProviderGpuVerification,
+  ProviderGpuVerificationSchema,
+} from './benchmarking-gpu-verification.v1';
 
 // Benchmarking's decisions
 export { BenchmarkFailed } from './benchmark-failed.v1';

@@ -1248,7 +1248,7 @@ export interface components {
         readonly simulated: boolean;
         readonly verification: {
           /**
-           * @description pending: not challenged yet; verified: its last challenge passed; unverified: a challenge failed (see `challenges`); simulated: a simulated GPU, never challenged
+           * @description pending: not challenged yet; verified: its last challenge passed; unverified: a challenge failed (see the provider’s `challenges`); simulated: a simulated GPU, never challenged
            * @enum {string}
            */
           readonly status: 'pending' | 'verified' | 'unverified' | 'simulated';
@@ -1300,7 +1300,7 @@ export interface components {
         readonly at: string;
       }[];
     };
-    /** @description Online providers with free GPUs matching the filter; each one’s GPU verification: GET /v1/providers/{providerId}. */
+    /** @description Online providers with free GPUs matching the filter, each GPU with its verification status; why (the challenges and their evidence): GET /v1/providers/{providerId}. */
     readonly ProviderList: {
       readonly items: readonly {
         readonly providerId: string;
@@ -1314,6 +1314,13 @@ export interface components {
           readonly vendor: string;
           readonly vramBytes: number;
           readonly priceFloorMinor: string | null;
+          readonly verification: {
+            /**
+             * @description pending: not challenged yet; verified: its last challenge passed; unverified: a challenge failed (see the provider’s `challenges`); simulated: a simulated GPU, never challenged
+             * @enum {string}
+             */
+            readonly status: 'pending' | 'verified' | 'unverified' | 'simulated';
+          };
         }[];
       }[];
       readonly nextCursor: string | null;

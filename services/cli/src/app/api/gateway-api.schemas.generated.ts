@@ -1676,7 +1676,7 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
                     type: 'string',
                     enum: ['pending', 'verified', 'unverified', 'simulated'],
                     description:
-                      'pending: not challenged yet; verified: its last challenge passed; unverified: a challenge failed (see `challenges`); simulated: a simulated GPU, never challenged',
+                      'pending: not challenged yet; verified: its last challenge passed; unverified: a challenge failed (see the provider’s `challenges`); simulated: a simulated GPU, never challenged',
                   },
                   since: {
                     description: 'when the status last changed; null: never',
@@ -1876,8 +1876,21 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
                     vendor: { type: 'string' },
                     vramBytes: { type: 'number' },
                     priceFloorMinor: { type: ['string', 'null'] },
+                    verification: {
+                      type: 'object',
+                      properties: {
+                        status: {
+                          type: 'string',
+                          enum: ['pending', 'verified', 'unverified', 'simulated'],
+                          description:
+                            'pending: not challenged yet; verified: its last challenge passed; unverified: a challenge failed (see the provider’s `challenges`); simulated: a simulated GPU, never challenged',
+                        },
+                      },
+                      required: ['status'],
+                      additionalProperties: false,
+                    },
                   },
-                  required: ['uuid', 'model', 'vendor', 'vramBytes', 'priceFloorMinor'],
+                  required: ['uuid', 'model', 'vendor', 'vramBytes', 'priceFloorMinor', 'verification'],
                   additionalProperties: false,
                 },
               },
@@ -1891,7 +1904,7 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
       required: ['items', 'nextCursor'],
       additionalProperties: false,
       description:
-        'Online providers with free GPUs matching the filter; each one’s GPU verification: GET /v1/providers/{providerId}.',
+        'Online providers with free GPUs matching the filter, each GPU with its verification status; why (the challenges and their evidence): GET /v1/providers/{providerId}.',
     },
     Ram: {
       type: 'object',

@@ -188,6 +188,20 @@ export const ProvidersQuery = z.strictObject({
   cursor: z.string().min(1).max(128).optional(),
 });
 
+/** A GPU's verification as `GET /v1/providers/{providerId}` shows it; the listing shows its status. */
+const GpuVerificationSchema = z.object({
+  status: GpuVerificationStatusSchema.meta({
+    description:
+      'pending: not challenged yet; verified: its last challenge passed; unverified: a challenge ' +
+      'failed (see the provider’s `challenges`); simulated: a simulated GPU, never challenged',
+  }),
+  since: z.string().nullable().meta({ description: 'when the status last changed; null: never' }),
+  challengeId: z
+    .string()
+    .nullable()
+    .meta({ description: 'the challenge behind the status (in `challenges` if recent)' }),
+});
+
 export const ProviderListSchema = z
   .object({
     items: z.array(
@@ -204,6 +218,7 @@ export const ProviderListSchema = z
             vendor: z.string(),
             vramBytes: z.number(),
             priceFloorMinor: z.string().nullable(),
+            verification: GpuVerificationSchema.pick({ status: true }),
           }),
         ),
       }),
@@ -213,7 +228,8 @@ export const ProviderListSchema = z
   .meta({
     id: 'ProviderList',
     description:
-      'Online providers with free GPUs matching the filter; each one’s GPU verification: GET /v1/providers/{providerId}.',
+      'Online providers with free GPUs matching the filter, each GPU with its verification status; why ' +
+      '(the challenges and their evidence): GET /v1/providers/{providerId}.',
   });
 
 export const ProviderIdParams = z.strictObject({ providerId: EdgeIdSchema });
@@ -239,18 +255,7 @@ export const ProviderSchema = z
         priceFloorMinor: z.string().nullable(),
         available: z.boolean().meta({ description: 'offered now: online, shared, whole and unreserved' }),
         simulated: z.boolean(),
-        verification: z.object({
-          status: GpuVerificationStatusSchema.meta({
-            description:
-              'pending: not challenged yet; verified: its last challenge passed; unverified: a challenge ' +
-              'failed (see `challenges`); simulated: a simulated GPU, never challenged',
-          }),
-          since: z.string().nullable().meta({ description: 'when the status last changed; null: never' }),
-          challengeId: z
-            .string()
-            .nullable()
-            .meta({ description: 'the challenge behind the status (in `challenges` if recent)' }),
-        }),
+        verification: GpuVerificationSchema,
       }),
     ),
     reliability: ReliabilitySchema.nullable().meta({

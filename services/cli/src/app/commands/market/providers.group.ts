@@ -32,6 +32,22 @@ const EDGE_ID = /^U[A-Z2-7]{55}$/;
 
 const ms = (value: number | null): string => (value === null ? '—' : String(Math.round(value)));
 
+/**
+ * A listed provider's GPUs by verification, as the VERIFIED column shows them: `simulated` when
+ * every one is; else how many of them are verified, then how many are not and why (`unverified`: a
+ * challenge failed; `pending`: not challenged yet; `simulated`).
+ */
+export const verifiedSummary = (gpus: readonly { verification: { status: string } }[]): string => {
+  const count = (status: string) => gpus.filter((g) => g.verification.status === status).length;
+  if (gpus.length > 0 && count('simulated') === gpus.length) return 'simulated';
+  return [
+    `${count('verified')}/${gpus.length} verified`,
+    ...(['unverified', 'pending', 'simulated'] as const)
+      .filter((status) => count(status) > 0)
+      .map((status) => `${count(status)} ${status}`),
+  ].join(', ');
+};
+
 /** The provider view: who, each GPU's verification, reliability, then the latest challenges. */
 export const describeProvider = (p: ApiSchemas['Provider']): string => {
   const out: string[] = [];
@@ -110,10 +126,14 @@ export const providersCommands: CommandGroup = {
   commands: [
     {
       name: 'ls',
-      summary: 'online providers with free GPUs matching a filter',
+      summary: 'online providers with free GPUs matching a filter, and how many are verified',
       help: [
         'Usage: gpunet providers ls [--vendor nvidia|amd] [--model H100,A100] [--min-vram 40GB] [--min-gpus N]',
         '                           [--subnet ID] [--limit N] [--cursor C] [--json]',
+        '',
+        'VERIFIED counts the free GPUs benchmarking has verified by challenge, and the rest by status:',
+        "unverified (a challenge failed: 'gpunet providers show' says why), pending (not challenged yet),",
+        "simulated (declared, never challenged; 'simulated' alone when every one is).",
         '',
         'Options:',
         '  --vendor V        nvidia (default) or amd',
@@ -162,7 +182,7 @@ export const providersCommands: CommandGroup = {
         else
           io.out(
             table(
-              ['PROVIDER', 'NAME', 'FREE GPUS', 'PRICE FLOOR/GPU-HOUR', 'SUBNETS'],
+              ['PROVIDER', 'NAME', 'FREE GPUS', 'VERIFIED', 'PRICE FLOOR/GPU-HOUR', 'SUBNETS'],
               page.items.map((p) => {
                 const models = new Map<string, number>();
                 for (const g of p.gpus)
@@ -177,12 +197,15 @@ export const providersCommands: CommandGroup = {
                   p.providerId,
                   `${p.name}${p.simulated ? ' (simulated)' : ''}`,
                   [...models].map(([m, c]) => `${c}× ${m}`).join(', '),
+                  verifiedSummary(p.gpus),
                   floor === null ? '—' : `≥ ${money(floor, p.asset)}`,
                   p.subnets.join(','),
                 ];
               }),
             ),
           );
+        if (page.items.some((p) => p.gpus.some((g) => g.verification.status === 'unverified')))
+          io.out('a GPU failed its challenge: gpunet providers show <provider> says why\n');
         if (page.nextCursor) io.out(`more: gpunet providers ls --cursor ${page.nextCursor}\n`);
         return ExitCode.Ok;
       },
