@@ -162,8 +162,11 @@ describe.skipIf(!ok)('overlay command plane: coordinator → NATS → edge agent
       probeScript('tcp-listen', [9000, overlay.addressOf(edges[1]!)]),
     );
     await listener.waitForOutput(/ready/);
+    // The script reports its own timeout (15 s: a first WireGuard handshake lost while the relay
+    // connects is retried after 5 s); the command's kill (10 s by default) must come after it.
     const { stdout } = await ranks[0]!.exec(
       probeScript('tcp-connect', [overlay.addressOf(edges[1]!), 9000, 15_000]),
+      { timeoutMs: 20_000 },
     );
     expect(stdout.trim()).toBe('connected');
     await listener.stop();
@@ -351,6 +354,7 @@ describe.skipIf(!ok)('overlay command plane without relays: two edges on one LAN
       await listener.waitForOutput(/ready/);
       const { stdout } = await ranks[0]!.exec(
         probeScript('tcp-connect', [overlay.addressOf(edges[1]!), 9000, 15_000]),
+        { timeoutMs: 20_000 },
       );
       expect(stdout.trim()).toBe('connected');
     } finally {
