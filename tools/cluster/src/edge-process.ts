@@ -42,7 +42,7 @@ export interface SimulatedEdgeOptions {
   readonly extraArgs?: readonly string[];
 }
 
-const policy = (o: SimulatedEdgeOptions): string => `version: 1
+const policy = (o: Omit<SimulatedEdgeOptions, 'inventory'>): string => `version: 1
 name: ${o.name}
 gpus: { share: all, max_per_job: 8 }
 cpu: { reserve_cores: 0 }
@@ -67,14 +67,24 @@ export interface SimulatedEdge {
   remove(): Promise<void>;
 }
 
-/** Writes the edge's directory (identity as `edge init` writes it, policy, inventory) and starts it. */
-export const startSimulatedEdge = async (options: SimulatedEdgeOptions): Promise<SimulatedEdge> => {
+/**
+ * Writes the edge's directory (identity as `edge init` writes it, its policy, and `files`) and starts
+ * `provider-edge start` there with the cluster's flags, `args` and `env` on top.
+ */
+const startEdgeProcess = async (
+  options: Omit<SimulatedEdgeOptions, 'inventory'>,
+  edge: {
+    readonly files?: Readonly<Record<string, string>>;
+    readonly args: (dir: string) => readonly string[];
+    readonly env?: Readonly<Record<string, string>>;
+  },
+): Promise<SimulatedEdge> => {
   const probe = options.probePorts ?? (options.netns ? CLUSTER_PROBE_PORTS : 'off');
   const dir = await mkdtemp(join(tmpdir(), `gpunet-edge-${options.name}-`));
   const kp = options.seed ? fromSeed(new TextEncoder().encode(options.seed)) : createUser();
   await writeFile(join(dir, 'edge.nk'), `${new TextDecoder().decode(kp.getSeed())}\n`, { mode: 0o600 });
   await writeFile(join(dir, 'policy.yaml'), policy(options));
-  await writeFile(join(dir, 'inventory.yaml'), options.inventory);
+  for (const [file, text] of Object.entries(edge.files ?? {})) await writeFile(join(dir, file), text);
   const process = new ServiceProcess({
     name: `edge-${options.name}`,
     main: 'services/provider-edge/src/main.ts',
@@ -86,8 +96,7 @@ export const startSimulatedEdge = async (options: SimulatedEdgeOptions): Promise
       options.natsUrl,
       '--prefix',
       options.prefix,
-      '--simulate',
-      join(dir, 'inventory.yaml'),
+      ...edge.args(dir),
       '--heartbeat',
       options.heartbeat ?? '1s',
       '--rescan',
@@ -101,6 +110,7 @@ export const startSimulatedEdge = async (options: SimulatedEdgeOptions): Promise
           : ['--overlay', 'on', '--overlay-netns-prefix', options.overlay.netnsPrefix]),
       ...(options.extraArgs ?? []),
     ],
+    ...(edge.env ? { env: edge.env } : {}),
     ready: /"msg":"edge started"/,
     ...(options.netns ? { netns: options.netns } : {}),
     ...(options.enter ? { enter: options.enter } : {}),
@@ -122,6 +132,13 @@ export const startSimulatedEdge = async (options: SimulatedEdgeOptions): Promise
     },
   };
 };
+
+/** Writes the edge's directory (identity as `edge init` writes it, policy, inventory) and starts it. */
+export const startSimulatedEdge = (options: SimulatedEdgeOptions): Promise<SimulatedEdge> =>
+  startEdgeProcess(options, {
+    files: { 'inventory.yaml': options.inventory },
+    args: (dir) => ['--simulate', join(dir, 'inventory.yaml')],
+  });
 
 /**
  * The reconstructed `nvidia-smi` of two H100 80GB HBM3 (not recorded from a real machine; its header
@@ -147,57 +164,8 @@ export interface LyingH100EdgeOptions extends Omit<SimulatedEdgeOptions, 'invent
  * challenges are computed for real on the CPU (honest products, far slower than an H100) and its
  * benchmarks fail `DEVICE_ABSENT`. What `SimulatedEdge` returns, with the same `remove()`.
  */
-export const startLyingH100Edge = async (options: LyingH100EdgeOptions): Promise<SimulatedEdge> => {
-  const probe = options.probePorts ?? (options.netns ? CLUSTER_PROBE_PORTS : 'off');
-  const dir = await mkdtemp(join(tmpdir(), `gpunet-edge-${options.name}-`));
-  const kp = options.seed ? fromSeed(new TextEncoder().encode(options.seed)) : createUser();
-  await writeFile(join(dir, 'edge.nk'), `${new TextDecoder().decode(kp.getSeed())}\n`, { mode: 0o600 });
-  await writeFile(join(dir, 'policy.yaml'), policy({ ...options, inventory: '' }));
-  const process = new ServiceProcess({
-    name: `edge-${options.name}`,
-    main: 'services/provider-edge/src/main.ts',
-    args: [
-      'start',
-      '--dir',
-      dir,
-      '--nats',
-      options.natsUrl,
-      '--prefix',
-      options.prefix,
-      '--heartbeat',
-      options.heartbeat ?? '1s',
-      '--rescan',
-      '0s',
-      '--probe-ports',
-      probe === 'off' ? 'off' : `${probe.udpPort}/${probe.tcpPort}`,
-      '--challenge-threads',
-      String(options.challengeThreads ?? 1),
-      ...(options.overlay === undefined
-        ? []
-        : options.overlay === 'off'
-          ? ['--overlay', 'off']
-          : ['--overlay', 'on', '--overlay-netns-prefix', options.overlay.netnsPrefix]),
-      ...(options.extraArgs ?? []),
-    ],
+export const startLyingH100Edge = (options: LyingH100EdgeOptions): Promise<SimulatedEdge> =>
+  startEdgeProcess(options, {
+    args: () => ['--challenge-threads', String(options.challengeThreads ?? 1)],
     env: { PATH: `${FAKE_H100_NVIDIA_SMI_DIR}:${globalThis.process.env['PATH'] ?? '/usr/bin:/bin'}` },
-    ready: /"msg":"edge started"/,
-    ...(options.netns ? { netns: options.netns } : {}),
-    ...(options.enter ? { enter: options.enter } : {}),
   });
-  try {
-    await process.start();
-  } catch (error) {
-    await rm(dir, { recursive: true, force: true });
-    throw error;
-  }
-  return {
-    edgeId: kp.getPublicKey(),
-    name: options.name,
-    dir,
-    process,
-    remove: async () => {
-      await process.stop();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-};
