@@ -1,12 +1,8 @@
 import { z } from 'zod';
 import { defineQuery } from '../../query';
-import { EdgeIdSchema, EntityIdSchema, UtcTimestampSchema } from '../primitives';
+import { EdgeIdSchema, UtcTimestampSchema } from '../primitives';
 import { RequestIdSchema } from './benchmarking.schemas';
-import {
-  ChallengeEvidenceSchema,
-  ChallengeReasonSchema,
-  GpuVerificationStatusSchema,
-} from './challenge.schemas';
+import { challengeRecordFields, GpuVerificationStatusSchema } from './challenge.schemas';
 import { ReliabilitySchema } from './reliability.schemas';
 
 export const ProviderTrustSchema = z.strictObject({
@@ -26,19 +22,7 @@ export const ProviderTrustSchema = z.strictObject({
     )
     .max(64),
   /** The provider's latest challenges, newest first (at most 20). */
-  challenges: z
-    .array(
-      z.strictObject({
-        challengeId: RequestIdSchema,
-        reason: ChallengeReasonSchema,
-        jobId: EntityIdSchema.nullable(),
-        gpuUuid: z.string().min(1).max(128),
-        outcome: z.enum(['passed', 'failed']),
-        evidence: ChallengeEvidenceSchema,
-        at: UtcTimestampSchema,
-      }),
-    )
-    .max(20),
+  challenges: z.array(z.strictObject(challengeRecordFields)).max(20),
 });
 export type ProviderTrust = z.infer<typeof ProviderTrustSchema>;
 

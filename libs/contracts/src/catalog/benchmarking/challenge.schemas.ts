@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { text } from '../primitives';
+import { EntityIdSchema, text, UtcTimestampSchema } from '../primitives';
+import { RequestIdSchema } from './benchmarking.schemas';
 
 /**
  * GPU challenges. The verifier (benchmarking) sends a fresh seed; the edge derives an n×n product's
@@ -65,3 +66,15 @@ export type ChallengeEvidence = z.infer<typeof ChallengeEvidenceSchema>;
  */
 export const GpuVerificationStatusSchema = z.enum(['pending', 'verified', 'unverified', 'simulated']);
 export type GpuVerificationStatus = z.infer<typeof GpuVerificationStatusSchema>;
+
+/** One ended challenge, as `provider.challenged` publishes it and the trust query lists it. */
+export const challengeRecordFields = {
+  challengeId: RequestIdSchema,
+  reason: ChallengeReasonSchema,
+  /** The job the GPU was running, for a spot check during a job. */
+  jobId: EntityIdSchema.nullable(),
+  gpuUuid: z.string().min(1).max(128),
+  outcome: z.enum(['passed', 'failed']),
+  evidence: ChallengeEvidenceSchema,
+  at: UtcTimestampSchema,
+};
