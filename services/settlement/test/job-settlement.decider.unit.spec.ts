@@ -1,4 +1,4 @@
-import { DEFAULT_SUBNET_TRUST } from '@gpunet/contracts';
+import { DEFAULT_SLASHING_POLICY, DEFAULT_SUBNET_TRUST } from '@gpunet/contracts';
 import type { PayloadOf, JobSubmitted } from '@gpunet/contracts';
 import { given } from '@gpunet/testing';
 import { describe, expect, it } from 'vitest';
@@ -24,6 +24,8 @@ const PARAMETERS: SubnetParameters = {
   unbondingSeconds: 60,
   membership: { mode: 'open' },
   trust: DEFAULT_SUBNET_TRUST,
+  slashingPolicy: DEFAULT_SLASHING_POLICY,
+  governance: { mode: 'owner' },
 };
 const SUBNET: SubnetTermsView = { subnetId: 'sub', asset: 'NTX', version: 3, parameters: PARAMETERS };
 const JOB: PayloadOf<typeof JobSubmitted> = {
@@ -103,6 +105,7 @@ describe('job settlement: escrow at submission', () => {
               lowEscrowBps: 1000,
               slashing: { 'host-lost': 1000 },
               trust: DEFAULT_SUBNET_TRUST,
+              slashingPolicy: DEFAULT_SLASHING_POLICY,
             },
             fundedAt: AT,
           },

@@ -1,4 +1,4 @@
-import { DEFAULT_SUBNET_TRUST } from '@gpunet/contracts';
+import { DEFAULT_SLASHING_POLICY, DEFAULT_SUBNET_TRUST } from '@gpunet/contracts';
 import { describe, expect, it } from 'vitest';
 import {
   billedGpuSeconds,
@@ -20,6 +20,7 @@ const terms = (overrides: Partial<JobTerms> = {}): JobTerms => ({
   lowEscrowBps: 1000,
   slashing: {},
   trust: DEFAULT_SUBNET_TRUST,
+  slashingPolicy: DEFAULT_SLASHING_POLICY,
   ...overrides,
 });
 

@@ -47,6 +47,8 @@ export const FaultKindSchema = z.enum([
   'claim-mismatch',
   /** The provider withdrew its GPUs from a running job. */
   'abandoned',
+  /** The provider signed for more usage than execution observed (a dispute it lost). */
+  'usage-disputed',
 ]);
 
 /** An ISO 8601 instant, in UTC (`Z`) or with an offset (`+02:00`). */

@@ -1,4 +1,5 @@
 import {
+  DEFAULT_SLASHING_POLICY,
   type CandidateProvider,
   type JobSubmittedV1,
   type PayloadOf,
@@ -43,6 +44,7 @@ export const fundedJob = (init: Partial<FundedJob> = {}): FundedJob => ({
     lowEscrowBps: 1000,
     slashing: {},
     trust: TEST_SUBNET_TRUST,
+    slashingPolicy: DEFAULT_SLASHING_POLICY,
   },
   fundedAt: '2030-01-01T00:00:00.000Z',
   ...init,

@@ -1,4 +1,4 @@
-import { DEFAULT_SUBNET_TRUST } from '@gpunet/contracts';
+import { DEFAULT_SLASHING_POLICY, DEFAULT_SUBNET_TRUST } from '@gpunet/contracts';
 import {
   buildEnvelope,
   type Envelope,
@@ -92,6 +92,8 @@ const parametersArb = (mode: 'fixed' | 'auction'): fc.Arbitrary<SubnetParameters
           ? { mode: 'allowlist' as const, providers: ['p1', 'p2', 'p3'] }
           : { mode: 'open' as const },
         trust: DEFAULT_SUBNET_TRUST,
+        slashingPolicy: DEFAULT_SLASHING_POLICY,
+        governance: { mode: 'owner' },
       };
     });
 

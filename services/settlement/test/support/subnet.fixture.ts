@@ -1,4 +1,4 @@
-import { DEFAULT_SUBNET_TRUST } from '@gpunet/contracts';
+import { DEFAULT_SLASHING_POLICY, DEFAULT_SUBNET_TRUST } from '@gpunet/contracts';
 import type { SubnetParameters } from '../../src/domain/job/job-settlement.decider';
 
 export const AT = '2030-01-01T00:00:00.000Z';
@@ -15,4 +15,6 @@ export const PARAMETERS: SubnetParameters = {
   unbondingSeconds: 3600,
   membership: { mode: 'allowlist', providers: ['p1', 'p2'] },
   trust: DEFAULT_SUBNET_TRUST,
+  slashingPolicy: DEFAULT_SLASHING_POLICY,
+  governance: { mode: 'owner' },
 };

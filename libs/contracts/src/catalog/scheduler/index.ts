@@ -5,6 +5,8 @@
  * (`job.unschedulable`, with the core's reasons in words).
  */
 export {
+  type AuctionClearing,
+  AuctionClearingSchema,
   JobPlaced,
   type PlacedAllocation,
   PlacedAllocationSchema,

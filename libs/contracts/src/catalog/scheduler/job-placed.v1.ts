@@ -28,6 +28,20 @@ export const PlacedAllocationSchema = z.strictObject({
 });
 export type PlacedAllocation = z.infer<typeof PlacedAllocationSchema>;
 
+/**
+ * How an auction subnet's job cleared (ADR 0071): the sealed bids of the GPUs placed and the
+ * uniform price every provider of the job is paid (the highest of those bids).
+ */
+export const AuctionClearingSchema = z.strictObject({
+  rule: z.literal('uniform-highest-placed-bid'),
+  clearingPricePerGpuHour: MinorUnitsSchema,
+  bids: z
+    .array(z.strictObject({ providerId: text(128), gpuUuid: text(128), pricePerGpuHour: MinorUnitsSchema }))
+    .min(1)
+    .max(4096),
+});
+export type AuctionClearing = z.infer<typeof AuctionClearingSchema>;
+
 /** Every edge accepted its reservation before the deadline: the gang is committed. */
 export const JobPlaced = defineEvent({
   type: 'job.placed',
@@ -45,5 +59,7 @@ export const JobPlaced = defineEvent({
     /** Reservation rounds it took (1 = first try). */
     attempt: z.int().min(1),
     at: UtcTimestampSchema,
+    /** Present for a job in an auction subnet: what it cleared at. */
+    auction: AuctionClearingSchema.optional(),
   }),
 });

@@ -7,7 +7,14 @@
 
 // Subnet parameters
 export {
+  DEFAULT_SLASHING_POLICY,
+  SlashDestinationSchema,
+  type SlashingPolicy,
+  SlashingPolicySchema,
+  type SubnetGovernance,
+  SubnetGovernanceSchema,
   SubnetMembershipSchema,
+  type SubnetParametersInput,
   SubnetParametersSchema,
   SubnetPricingSchema,
   type SubnetTrust,
@@ -15,7 +22,24 @@ export {
   DEFAULT_SUBNET_TRUST,
 } from './subnet-parameters.schemas';
 
+// Governance, delegation and slashing shapes
+export {
+  type ProposalChange,
+  ProposalChangeSchema,
+  ProposalIdSchema,
+  type SlashEvidence,
+  SlashEvidenceSchema,
+  SlashIdSchema,
+  type SlashShare,
+  SlashShareSchema,
+  VoteChoiceSchema,
+} from './subnet-governance.schemas';
+
 // Requests through the gateway (events on the gateway's stream)
+export { SubnetDelegationRequested } from './subnet-delegation-requested.v1';
+export { SubnetProposalRequested } from './subnet-proposal-requested.v1';
+export { SubnetUndelegationRequested } from './subnet-undelegation-requested.v1';
+export { SubnetVoteRequested } from './subnet-vote-requested.v1';
 export { SubnetCreateRequested } from './subnet-create-requested.v1';
 export { SubnetJoinRequested } from './subnet-join-requested.v1';
 export { SubnetLeaveRequested } from './subnet-leave-requested.v1';
@@ -46,6 +70,19 @@ export { SubnetProviderLeft } from './subnet-provider-left.v1';
 export { SubnetProviderSlashed } from './subnet-provider-slashed.v1';
 export { SubnetRequestRejected } from './subnet-request-rejected.v1';
 export { SubnetStakeReleased } from './subnet-stake-released.v1';
+export { SubnetDelegated } from './subnet-delegated.v1';
+export { SubnetDelegationReleased } from './subnet-delegation-released.v1';
+export {
+  type MemberStanding,
+  MemberStandingSchema,
+  SubnetMemberStandingChanged,
+} from './subnet-member-standing-changed.v1';
+export { SubnetProposalDecided } from './subnet-proposal-decided.v1';
+export { SubnetProposalOpened } from './subnet-proposal-opened.v1';
+export { SubnetSlashOverturned } from './subnet-slash-overturned.v1';
+export { SubnetSlashProposed } from './subnet-slash-proposed.v1';
+export { SubnetUndelegated } from './subnet-undelegated.v1';
+export { SubnetVoteCast } from './subnet-vote-cast.v1';
 
 // Reconciliation
 export { ReconciliationMismatched } from './ledger-reconciliation-mismatched.v1';
@@ -61,6 +98,12 @@ export { AccountStatementQuery } from './settlement-account-statement.v1';
 export { SettlementBalancesQuery } from './settlement-balances.v1';
 export { JobStatementQuery } from './settlement-job-statement.v1';
 export { SimulatedChainDepositRequest } from './settlement-simulated-chain-deposit.v1';
-export { SubnetEconomicsQuery } from './settlement-subnet-economics.v1';
+export {
+  DelegationViewSchema,
+  ProposalViewSchema,
+  SlashViewSchema,
+  SubnetEconomicsQuery,
+  SubnetHealthSchema,
+} from './settlement-subnet-economics.v1';
 
 export { settlementMessages } from './settlement.messages';

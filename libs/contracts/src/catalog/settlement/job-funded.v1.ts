@@ -10,7 +10,13 @@ import {
 } from '../primitives';
 import { SettlementStream } from '../streams';
 import { BasisPointsSchema } from './settlement.schemas';
-import { DEFAULT_SUBNET_TRUST, SubnetPricingSchema, SubnetTrustSchema } from './subnet-parameters.schemas';
+import {
+  DEFAULT_SLASHING_POLICY,
+  DEFAULT_SUBNET_TRUST,
+  SlashingPolicySchema,
+  SubnetPricingSchema,
+  SubnetTrustSchema,
+} from './subnet-parameters.schemas';
 
 /**
  * The terms a funded job is billed under: its subnet's parameters at the version it was funded
@@ -28,6 +34,8 @@ export const JobTermsSchema = z.strictObject({
   slashing: z.partialRecord(FaultKindSchema, BasisPointsSchema),
   /** Whose GPUs the job may be placed on and how often they are spot-checked. */
   trust: SubnetTrustSchema.default(DEFAULT_SUBNET_TRUST),
+  /** How a slash for a fault in this job is carried out (appeal window, destination, jail). */
+  slashingPolicy: SlashingPolicySchema.default(DEFAULT_SLASHING_POLICY),
 });
 
 export const JobFunded = defineEvent({

@@ -34,6 +34,15 @@ export const JobSettled = defineEvent({
         forfeited: MinorUnitsSchema,
       }),
     ),
+    /**
+     * What each provider passed on to its delegators, pro rata to stake at settlement (transfer
+     * `reward-share:<job>:<provider>:<delegator>`, the provider's payable to the delegator's).
+     */
+    delegatorShares: z
+      .array(
+        z.strictObject({ providerId: EntityIdSchema, delegatorId: EntityIdSchema, amount: MinorUnitsSchema }),
+      )
+      .optional(),
     settledAt: TimestampSchema,
   }),
 });

@@ -16,6 +16,19 @@ import { SubnetProviderLeft } from './subnet-provider-left.v1';
 import { SubnetProviderSlashed } from './subnet-provider-slashed.v1';
 import { SubnetRequestRejected } from './subnet-request-rejected.v1';
 import { SubnetStakeReleased } from './subnet-stake-released.v1';
+import { SubnetDelegated } from './subnet-delegated.v1';
+import { SubnetDelegationReleased } from './subnet-delegation-released.v1';
+import { SubnetDelegationRequested } from './subnet-delegation-requested.v1';
+import { SubnetMemberStandingChanged } from './subnet-member-standing-changed.v1';
+import { SubnetProposalDecided } from './subnet-proposal-decided.v1';
+import { SubnetProposalOpened } from './subnet-proposal-opened.v1';
+import { SubnetProposalRequested } from './subnet-proposal-requested.v1';
+import { SubnetSlashOverturned } from './subnet-slash-overturned.v1';
+import { SubnetSlashProposed } from './subnet-slash-proposed.v1';
+import { SubnetUndelegated } from './subnet-undelegated.v1';
+import { SubnetUndelegationRequested } from './subnet-undelegation-requested.v1';
+import { SubnetVoteCast } from './subnet-vote-cast.v1';
+import { SubnetVoteRequested } from './subnet-vote-requested.v1';
 import { UsageMetered } from './usage-metered.v1';
 import { WithdrawalCompleted } from './withdrawal-completed.v1';
 import { WithdrawalFailed } from './withdrawal-failed.v1';
@@ -29,6 +42,10 @@ export const settlementMessages = [
   SubnetParametersUpdateRequested,
   SubnetJoinRequested,
   SubnetLeaveRequested,
+  SubnetProposalRequested,
+  SubnetVoteRequested,
+  SubnetDelegationRequested,
+  SubnetUndelegationRequested,
   WithdrawalRequested,
   JobFunded,
   EscrowRejected,
@@ -48,5 +65,14 @@ export const settlementMessages = [
   SubnetProviderLeft,
   SubnetStakeReleased,
   SubnetProviderSlashed,
+  SubnetProposalOpened,
+  SubnetVoteCast,
+  SubnetProposalDecided,
+  SubnetDelegated,
+  SubnetUndelegated,
+  SubnetDelegationReleased,
+  SubnetSlashProposed,
+  SubnetSlashOverturned,
+  SubnetMemberStandingChanged,
   ReconciliationMismatched,
 ] as const;

@@ -15,5 +15,7 @@ export const SubnetParametersUpdated = defineEvent({
     version: z.int().min(2),
     parameters: SubnetParametersSchema,
     updatedAt: TimestampSchema,
+    /** The proposal that changed it (absent: its owner did). */
+    proposalId: EntityIdSchema.optional(),
   }),
 });

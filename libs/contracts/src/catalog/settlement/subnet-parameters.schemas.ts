@@ -10,7 +10,12 @@ export const SubnetPricingSchema = z.discriminatedUnion('mode', [
     pricePerGpuHour: z.record(GpuClassSchema, MinorUnitsSchema),
   }),
   z.strictObject({
-    /** Providers bid; a bid below the reserve price is refused, the agreed price comes with the usage. */
+    /**
+     * A sealed-bid auction per job (ADR 0071): each candidate GPU bids its provider's price floor
+     * (the reserve when it names none); bids below the reserve or above the job's max price are
+     * not offered; the job clears at the highest bid among the GPUs placed (uniform price), which
+     * is what every provider of the job is paid.
+     */
     mode: z.literal('auction'),
     reservePricePerGpuHour: z.record(GpuClassSchema, MinorUnitsSchema),
   }),
@@ -43,8 +48,65 @@ export const DEFAULT_SUBNET_TRUST: SubnetTrust = {
   spotChecksPerGpuHour: 1,
 };
 
+const DAY = 24 * 3600;
+
 /**
- * A subnet's rules, set by its owner. Versioned: an update applies to jobs submitted after it; a
+ * Who changes a subnet's rules (ADR 0071). `owner`: its owner alone, at once (a private subnet);
+ * the owner also decides appeals against slashes. `stake-vote`: any member proposes, members vote
+ * with their stake (owner, providers and delegators), and a change that passes takes effect
+ * `delaySeconds` after the vote closes.
+ */
+export const SubnetGovernanceSchema = z.discriminatedUnion('mode', [
+  z.strictObject({ mode: z.literal('owner') }),
+  z.strictObject({
+    mode: z.literal('stake-vote'),
+    /** Votes cast (yes + no + abstain), as a share of the stake that could vote when it opened. */
+    quorumBps: z.int().min(1).max(10_000),
+    /** Yes as a share of yes + no for a proposal to pass (more than half at least). */
+    thresholdBps: z.int().min(5_001).max(10_000),
+    /** How long a proposal is open for votes. */
+    votingSeconds: z
+      .int()
+      .min(1)
+      .max(30 * DAY),
+    /** Between a proposal passing and its change taking effect. */
+    delaySeconds: z
+      .int()
+      .min(0)
+      .max(30 * DAY),
+  }),
+]);
+export type SubnetGovernance = z.infer<typeof SubnetGovernanceSchema>;
+
+/** Where slashed stake goes. `refund-tenant`: to the tenant of the job the fault harmed (else treasury). */
+export const SlashDestinationSchema = z.enum(['burn', 'treasury', 'refund-tenant']);
+
+/** How a subnet carries out a slash (the amounts are the `slashing` table's). */
+export const SlashingPolicySchema = z.strictObject({
+  /** A slash is held (not yet taken) this long; the provider may appeal meanwhile. 0: taken at once. */
+  appealSeconds: z
+    .int()
+    .min(0)
+    .max(30 * DAY)
+    .default(0),
+  destination: SlashDestinationSchema.default('treasury'),
+  /** A slashed provider is not offered to the subnet's jobs for this long after the evidence. */
+  jailSeconds: z
+    .int()
+    .min(0)
+    .max(365 * DAY)
+    .default(0),
+});
+export type SlashingPolicy = z.infer<typeof SlashingPolicySchema>;
+
+export const DEFAULT_SLASHING_POLICY: SlashingPolicy = {
+  appealSeconds: 0,
+  destination: 'treasury',
+  jailSeconds: 0,
+};
+
+/**
+ * A subnet's rules, set by its owner or by its members' vote (`governance`). Versioned: an update applies to jobs submitted after it; a
  * job keeps the version it was funded under.
  */
 export const SubnetParametersSchema = z.strictObject({
@@ -68,4 +130,9 @@ export const SubnetParametersSchema = z.strictObject({
     .max(90 * 24 * 3600),
   membership: SubnetMembershipSchema,
   trust: SubnetTrustSchema.default(DEFAULT_SUBNET_TRUST),
+  /** How a slash is carried out: appeal window, where the stake goes, jail. */
+  slashingPolicy: SlashingPolicySchema.default(DEFAULT_SLASHING_POLICY),
+  /** Who changes these parameters. Default: the owner alone. */
+  governance: SubnetGovernanceSchema.default({ mode: 'owner' }),
 });
+export type SubnetParametersInput = z.input<typeof SubnetParametersSchema>;

@@ -36,5 +36,10 @@ export const UsageMetered = defineEvent({
     /** Escrow not yet accrued. */
     remaining: MinorUnitsSchema,
     meteredAt: TimestampSchema,
+    /**
+     * Providers whose usage was not billed because they are not members of the job's subnet (never
+     * joined, or released): nothing accrues to them and the tenant keeps the money.
+     */
+    notMembers: z.array(EntityIdSchema).optional(),
   }),
 });

@@ -232,6 +232,7 @@ const fundJob = (
     lowEscrowBps: command.lowEscrowBps,
     slashing: params.slashing,
     trust: params.trust,
+    slashingPolicy: params.slashingPolicy,
   };
   const budget = budgetFor(terms, job.gpus, job.maxDurationSeconds);
   if (command.available < budget.escrow)

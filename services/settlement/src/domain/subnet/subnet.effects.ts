@@ -61,7 +61,7 @@ export const subnetTransfers = (state: SubnetState, event: SubnetEvent): Transfe
       return posted(
         `slash:${d.subnetId}:${d.providerId}:${d.jobId}:${d.kind}`,
         stakeOf(state.asset, d.providerId, d.subnetId),
-        treasuryOf(state.asset, d.subnetId, d.jobId),
+        treasuryOf(state.asset, d.subnetId, d.jobId ?? d.providerId),
         minor(d.amount),
         'slash',
         d.slashedAt,
