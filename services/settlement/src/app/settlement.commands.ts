@@ -5,6 +5,8 @@ import {
   type JobCompleted,
   type JobSubmitted,
   type PayloadOf,
+  type SlashEvidence,
+  type SlashingPolicy,
   streamIdOf,
   type SubnetCreateRequested,
   type SubnetJoinRequested,
@@ -237,6 +239,43 @@ export class SettlementCommands {
       await this.subnet(state.subnetId, slash, cause, tx);
     }
     return settled;
+  }
+
+  /**
+   * Evidence against a provider in one subnet: a slash by the subnet's rules (ADR 0071). `bps` and
+   * `policy` are the job's pinned terms for a job's fault, else null (the subnet's current ones).
+   */
+  proposeSlash(
+    subnetId: string,
+    slash: {
+      readonly providerId: string;
+      readonly evidence: SlashEvidence;
+      readonly bps: number | null;
+      readonly policy: SlashingPolicy | null;
+      readonly beneficiaryId: string | null;
+    },
+    cause: Causation,
+    tx: Tx,
+  ): Promise<SubnetDecision> {
+    // Placeholder until held slashes land: slashes at once by the table, as before.
+    return this.subnet(
+      subnetId,
+      (state) => {
+        if (!state.exists) return null;
+        const bps = slash.bps ?? state.parameters.slashing[slash.evidence.kind] ?? 0;
+        if (bps === 0) return null;
+        return {
+          type: 'SlashProvider',
+          providerId: slash.providerId,
+          jobId: slash.evidence.jobId ?? slash.evidence.reference,
+          kind: slash.evidence.kind,
+          bps,
+          at: this.now(),
+        };
+      },
+      cause,
+      tx,
+    );
   }
 
   /** Creates a subnet, locking its owner's stake (or rejects the request, saying why). */
