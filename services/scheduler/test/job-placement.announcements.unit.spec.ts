@@ -35,7 +35,16 @@ const announcedQueued: JobPlacementRecord = {
 };
 const roundStarted: JobPlacementRecord = {
   type: 'RoundStarted',
-  data: { roundId: 'r1', attempt: 1, allocations, deadline: T1, holdUntil: HOLD, at: T0 },
+  data: {
+    roundId: 'r1',
+    attempt: 1,
+    allocations,
+    deadline: T1,
+    holdUntil: HOLD,
+    at: T0,
+    prices: { 'r1-a': '300' },
+    auction: null,
+  },
 };
 const startRound: JobPlacementCommand = {
   type: 'StartRound',
@@ -44,6 +53,8 @@ const startRound: JobPlacementCommand = {
   deadline: T1,
   holdUntil: HOLD,
   at: T0,
+  prices: { 'r1-a': '300' },
+  auction: null,
 };
 
 describe('job placement announcements', () => {
@@ -82,6 +93,41 @@ describe('job placement announcements', () => {
           },
         },
       ]);
+  });
+
+  it('an auction job’s placement is announced with its clearing; a round recorded before prices were, without', () => {
+    const auction = {
+      rule: 'uniform-highest-placed-bid' as const,
+      clearingPricePerGpuHour: '300',
+      bids: [{ providerId: 'a', gpuUuid: 'a-gpu-0', pricePerGpuHour: '300' }],
+    };
+    const accept = on({
+      type: 'RecordAnswer',
+      roundId: 'r1',
+      reservationId: 'r1-a',
+      outcome: 'accepted',
+      reasons: [],
+      at: T1,
+    });
+    const auctioned = decider.decide(
+      accept,
+      [queued, { ...roundStarted, data: { ...roundStarted.data, auction } } as JobPlacementRecord].reduce(
+        decider.evolve,
+        decider.initialState,
+      ),
+    );
+    const placed = auctioned.find((r) => r.type === 'job.placed')!;
+    expect(placed.data).toMatchObject({ auction });
+    expect(JobPlaced.schema.safeParse(placed.data).success).toBe(true);
+    const { prices: _prices, auction: _auction, ...before } = roundStarted.data as Record<string, unknown>;
+    const old = decider.decide(
+      accept,
+      [queued, { type: 'RoundStarted', data: before } as JobPlacementRecord].reduce(
+        decider.evolve,
+        decider.initialState,
+      ),
+    );
+    expect(old.find((r) => r.type === 'job.placed')!.data).not.toHaveProperty('auction');
   });
 
   it('a job parked for capacity is announced as queued, with the core’s sentence and its attempt', () => {

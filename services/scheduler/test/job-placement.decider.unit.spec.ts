@@ -48,6 +48,8 @@ const roundStarted = (providers: readonly string[], round = 'r1', attempt = 1): 
     deadline: DEADLINE,
     holdUntil: HOLD,
     at: T0,
+    prices: {},
+    auction: null,
   },
 });
 const accepted = (provider: string, round = 'r1'): JobPlacementEvent => ({
@@ -78,6 +80,8 @@ describe('job placement decider', () => {
         deadline: DEADLINE,
         holdUntil: HOLD,
         at: T0,
+        prices: {},
+        auction: null,
       })
       .then([roundStarted(['a', 'b'])]);
     given(decider)
@@ -88,6 +92,8 @@ describe('job placement decider', () => {
         deadline: DEADLINE,
         holdUntil: HOLD,
         at: T0,
+        prices: {},
+        auction: null,
       })
       .thenThrows({ code: 'NOT_QUEUED' });
     given(decider, [queued])
@@ -98,6 +104,8 @@ describe('job placement decider', () => {
         deadline: DEADLINE,
         holdUntil: HOLD,
         at: T0,
+        prices: {},
+        auction: null,
       })
       .thenThrows(JobPlacementError);
   });
@@ -174,6 +182,8 @@ describe('job placement decider', () => {
         deadline: DEADLINE,
         holdUntil: HOLD,
         at: T0,
+        prices: {},
+        auction: null,
       })
       .then([roundStarted(['a', 'c'], 'r2', 2)]);
   });

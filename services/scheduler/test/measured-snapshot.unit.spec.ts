@@ -256,7 +256,7 @@ const place = (candidates: CandidateProvider[], m: Partial<Measurements>, gang: 
   return schedule(
     createSnapshot(inputOf(candidates, m)),
     { id: 'job-1', allocations: [gang], edgeConstraints: [] },
-    { seed: 1, registry: placementRegistry(offered) },
+    { seed: 1, registry: placementRegistry(offered, null) },
   );
 };
 

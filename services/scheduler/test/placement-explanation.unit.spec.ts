@@ -47,6 +47,8 @@ const startRound: JobPlacementCommand = {
   deadline: T0,
   holdUntil: T0,
   at: T0,
+  prices: {},
+  auction: null,
 };
 const reasons = [{ plugin: 'gang-assembly', reason: 'TooFewGpus', message: 'only 2 are free', gpus: null }];
 const fail = (code: 'Unschedulable' | 'UnschedulableAndUnresolvable'): JobPlacementCommand => ({

@@ -12,6 +12,7 @@ import {
 import type { JobPlacementOptions } from '../src/domain/job-placement.decider';
 import { candidate, edgeId, fundedJob } from './support/fixtures';
 import { memoryPlacements } from './support/memory-placements';
+import { everyoneGood } from './support/standing';
 
 type Behaviour = 'accept' | 'decline' | 'silent';
 
@@ -72,6 +73,7 @@ const D = edgeId('D');
 const engineFor = (w: ReturnType<typeof world>, clock: FakeClock, maxWaitMs?: number) => {
   let n = 0;
   return new PlacementEngine({
+    standings: everyoneGood,
     ports: w.ports,
     placements: w.placements(),
     clock,
@@ -182,6 +184,7 @@ describe('placement engine', () => {
     const decisions: PlacementDecision[] = [];
     let n = 0;
     const engine = new PlacementEngine({
+      standings: everyoneGood,
       ports: w.ports,
       placements: w.placements(),
       clock,
@@ -214,6 +217,7 @@ describe('placement engine', () => {
     const w = world({ [A]: 'accept', [B]: 'accept' });
     w.setOffered([A]);
     const engine = new PlacementEngine({
+      standings: everyoneGood,
       ports: w.ports,
       placements: w.placements(),
       clock,
@@ -256,6 +260,7 @@ describe('placement engine', () => {
     const asked: number[] = [];
     const errors: string[] = [];
     const engine = new PlacementEngine({
+      standings: everyoneGood,
       ports: {
         ...w.ports,
         findCandidates: (query, exclude) => {
@@ -304,6 +309,7 @@ describe('placement engine', () => {
     const clock = new FakeClock('2030-01-01T00:00:00Z');
     const w = world({ [A]: 'decline', [B]: 'decline', [C]: 'decline' }, 1);
     void new PlacementEngine({
+      standings: everyoneGood,
       ports: w.ports,
       placements: w.placements({ maxAttempts: 2 }),
       clock,
@@ -332,6 +338,7 @@ describe('placement engine', () => {
     const placements = w.placements(); // the job's stream, which outlives the placer
     const placer = () =>
       new PlacementEngine({
+        standings: everyoneGood,
         ports: w.ports,
         placements,
         clock,

@@ -29,7 +29,9 @@ import {
 } from '../domain/placement-input';
 import { placementOutcome, type PlacementOutcome } from '../domain/placement-explanation';
 import { placementRegistry } from '../domain/placement-registry';
-import { type CandidateQuery, planFor, type PlanResult } from '../domain/placement-plan';
+import { type CandidateQuery, edgeSubnetOf, planFor, type PlanResult } from '../domain/placement-plan';
+import { asBids, candidatePrices, gangPricing } from '../domain/subnet-pricing';
+import { jailEndsAfter, type StandingRow } from '../domain/subnet-standing';
 
 /** A clock that can also wake the engine (tests pass `FakeClock`). */
 export interface SchedulerClock extends Clock {
@@ -91,6 +93,12 @@ export interface JobPlacements {
 /** The scheduler's projection of benchmarking's measurements for some providers (one read). */
 export type MeasurementsOf = (providerIds: readonly string[]) => Promise<Measurements>;
 
+/** The scheduler's projection of settlement's standing of some providers in one subnet, by provider id. */
+export type StandingsOf = (
+  subnetId: string,
+  providerIds: readonly string[],
+) => Promise<ReadonlyMap<string, StandingRow>>;
+
 export interface PlacementEngineOptions {
   readonly ports: PlacementPorts;
   /**
@@ -98,6 +106,11 @@ export interface PlacementEngineOptions {
    * nothing measured — reference TFLOPS, default links, every provider its own site.
    */
   readonly measurements?: MeasurementsOf;
+  /**
+   * Read once per attempt for its candidates in the job's subnet (the service: its Postgres
+   * projection): only providers in good standing there are offered.
+   */
+  readonly standings: StandingsOf;
   readonly placements: JobPlacements;
   readonly clock: SchedulerClock;
   readonly newId: () => string;
@@ -241,6 +254,8 @@ export class PlacementEngine {
   private settling = false;
   /** Consecutive attempts of a job that ended in an error (its backoff), until one does not. */
   private readonly failedAttempts = new Map<string, number>();
+  /** Instants parked jobs are woken at because a candidate's jail ends then (one timer each). */
+  private readonly jailWakes = new Set<number>();
   private readonly onError: (error: unknown, context: string) => void;
 
   constructor(private readonly options: PlacementEngineOptions) {
@@ -505,7 +520,6 @@ export class PlacementEngine {
   ): void {
     const { job, plan } = entry;
     if (!plan.ok) return; // a round starts only for a plan
-    const pricePerGpu = job.terms.maxPricePerGpuHour;
     for (const allocation of round.allocations) {
       const spec =
         plan.plan.allocations.find((a) => a.gang.name === allocation.name) ?? plan.plan.allocations[0]!;
@@ -519,9 +533,11 @@ export class PlacementEngine {
           memoryBytes: node.ranks * spec.perRank.memoryBytes,
           image: spec.image,
           maxDurationMs: spec.maxDurationMs,
-          subnet: /^[a-z0-9][a-z0-9-]{0,62}$/.test(job.subnetId) ? job.subnetId : null,
+          subnet: edgeSubnetOf(job),
           asset: job.asset,
-          pricePerGpuHourMinor: pricePerGpu,
+          // What the provider is paid: the clearing price of an auction, the subnet's fixed price
+          // (a round recorded before prices were asked the job's max price).
+          pricePerGpuHourMinor: round.prices?.[node.reservationId] ?? job.terms.maxPricePerGpuHour,
           holdUntil: round.holdUntil,
         };
         this.options.ports.reserve(node.providerId, request, cause, this.deadlineMs).then(
@@ -566,6 +582,22 @@ export class PlacementEngine {
         if (attempt === this.releaseAttempts) this.onError(error, `release ${target.reservationId}`);
       }
     }
+  }
+
+  /**
+   * Parked jobs try again at `atMs`: a candidate's jail ends then, and nothing else would say so
+   * (a jail ends by the clock, not by an event). One timer per instant.
+   */
+  private wakeAt(atMs: number): void {
+    if (this.jailWakes.has(atMs)) return;
+    this.jailWakes.add(atMs);
+    this.options.clock.setTimeout(
+      () => {
+        this.jailWakes.delete(atMs);
+        this.wakeParked();
+      },
+      Math.max(0, atMs - this.options.clock.now().getTime()),
+    );
   }
 
   private wakeParked(): void {
@@ -649,18 +681,32 @@ export class PlacementEngine {
       // the snapshot, so the edges' own CPU/memory checks (a decline, then a retry without them) decide.
       const only = plan.allocations.length === 1 ? plan.allocations[0] : undefined;
       const candidates = mergeCandidates(lists);
+      const providerIds = candidates.map((c) => c.providerId);
       const measurements = this.options.measurements
-        ? await this.options.measurements(candidates.map((c) => c.providerId))
+        ? await this.options.measurements(providerIds)
         : NO_MEASUREMENTS;
+      const standings = await this.options.standings(job.subnetId, providerIds);
+      const atMs = this.options.clock.now().getTime();
+      for (const id of providerIds) {
+        const ends = jailEndsAfter(standings.get(id), atMs);
+        if (ends !== null) this.wakeAt(ends);
+      }
+      const prices = candidatePrices(job, candidates);
+      const pricing = job.terms.pricing.mode;
       const input = snapshotInput(
-        candidates,
+        pricing === 'auction' ? asBids(candidates, prices) : candidates,
         plan.gpuClasses,
         this.held,
         jobId,
         only ? rankCapacity(only.perRank, only.gang.gpusPerRank) : undefined,
-        { measurements, atMs: this.options.clock.now().getTime() },
+        { measurements, atMs },
       );
-      return schedule(
+      const registry = placementRegistry(offered, {
+        standing: { subnetId: job.subnetId, standings, atMs },
+        prices,
+        pricing,
+      });
+      const result = schedule(
         createSnapshot(input),
         {
           id: jobId,
@@ -668,10 +714,12 @@ export class PlacementEngine {
           edgeConstraints: plan.edgeConstraints,
         },
         // Explained every time: a person asks why only later, and the snapshot is gone by then.
-        { seed: entry.state.attempt + 1, registry: placementRegistry(offered), explain: true },
+        { seed: entry.state.attempt + 1, registry, explain: true },
       );
+      return { result, prices };
     };
-    let result = await round(answers);
+    const first = await round(answers);
+    let result = first.result;
     if (!awaitsRound(entry.state)) return; // cancelled meanwhile
     if (result.code !== 'Success' && plan.allocations.some((a) => !a.query.includeSimulated)) {
       // Discovery was not asked for simulated GPUs the subnet refuses. A job that waits says whether
@@ -683,7 +731,7 @@ export class PlacementEngine {
       );
       if (!awaitsRound(entry.state)) return; // cancelled meanwhile
       if (withSimulated.some((list, i) => list.length > answers[i]!.length)) {
-        const explained = await round(withSimulated);
+        const explained = (await round(withSimulated)).result;
         if (!awaitsRound(entry.state)) return; // cancelled meanwhile
         if (explained.code !== 'Success') result = explained;
       }
@@ -712,7 +760,12 @@ export class PlacementEngine {
       return;
     }
     const roundId = this.options.newId();
-    const allocations = placedAllocations(result.placement, (_provider, i) => `${roundId}-${i}`);
+    // The prices of the chosen gang (an auction clears at its highest placed bid), before reserving.
+    const { allocations, pricePerGpuHour, auction } = gangPricing(
+      job,
+      placedAllocations(result.placement, (_provider, i) => `${roundId}-${i}`),
+      first.prices,
+    );
     const startedAt = this.options.clock.now().getTime();
     const deadline = new Date(startedAt + this.deadlineMs).toISOString();
     const holdUntil = new Date(startedAt + this.holdMs).toISOString();
@@ -722,7 +775,18 @@ export class PlacementEngine {
     await this.decide(
       entry,
       (state) =>
-        awaitsRound(state) ? { type: 'StartRound', roundId, allocations, deadline, holdUntil, at } : null,
+        awaitsRound(state)
+          ? {
+              type: 'StartRound',
+              roundId,
+              allocations,
+              deadline,
+              holdUntil,
+              at,
+              prices: pricePerGpuHour,
+              auction,
+            }
+          : null,
       undefined,
       explanation,
     );

@@ -23,6 +23,7 @@ import {
   schedulerMessages,
   SchedulerStream,
   SettlementStream,
+  SubnetMemberStandingChanged,
   systemClock,
 } from '@gpunet/contracts';
 import { EVENTING, EventingModule, type EventingRuntime } from '@gpunet/eventing';
@@ -33,6 +34,7 @@ import { OpenJobsRepository } from '../infra/open-jobs.repository';
 import { SchedulerPlacementExplanations1764900000000 } from '../infra/placement-explanations.migration';
 import { PlacementExplanationsRepository } from '../infra/placement-explanations.repository';
 import { schedulerMigrations } from '../infra/scheduler.migrations';
+import { loadStandings } from '../infra/subnet-standing.repository';
 import { CancellationsHandler } from './cancellations.handler';
 import { CapacityHandler } from './capacity.handler';
 import { FundedJobsHandler } from './funded-jobs.handler';
@@ -53,6 +55,7 @@ import {
   SCHEDULER_OPTIONS,
 } from './scheduler.tokens';
 import { SubmittedJobsHandler } from './submitted-jobs.handler';
+import { SubnetStandingHandler } from './subnet-standing.handler';
 
 /** Every message the scheduler reads or writes. */
 export const schedulerRegistry = (): MessageRegistry =>
@@ -69,6 +72,7 @@ export const schedulerRegistry = (): MessageRegistry =>
       GpuVerificationChanged,
       ProviderReliabilityChanged,
       ProviderChallenged,
+      SubnetMemberStandingChanged,
       ...providerCatalog,
       ...schedulerMessages,
     ],
@@ -92,10 +96,11 @@ const systemSchedulerClock: SchedulerClock = {
 };
 
 /**
- * The scheduler: its eventing (database with `open_jobs`, `job_specs`, `placement_explanations` and
- * the measurements projection, NATS, streams, outbox relay), five durable consumers as controllers
- * (`job.funded`, `job.submitted` → the job queued once both are known; provider events → parked jobs
- * try again; `job.cancelled` → released; benchmarking's measurements → the projection), the
+ * The scheduler: its eventing (database with `open_jobs`, `job_specs`, `placement_explanations`, the
+ * measurements projection and the subnet standing projection, NATS, streams, outbox relay), six
+ * durable consumers as controllers (`job.funded`, `job.submitted` → the job queued once both are
+ * known; provider events → parked jobs try again; `job.cancelled` → released; benchmarking's
+ * measurements → the projection; settlement's member standing → the standing projection), the
  * placement engine with the job placement aggregate's write path, and the placer lease: the
  * consumers run only on the replica that holds it (`consumeAtStart: false`); every replica answers
  * `scheduler.placement-explanation`.
@@ -130,6 +135,7 @@ export class SchedulerModule {
         CancellationsHandler,
         PlacementExplanationsHandler,
         MeasurementsHandler,
+        SubnetStandingHandler,
       ],
       providers: [
         { provide: SCHEDULER_OPTIONS, useValue: resolved },
@@ -151,6 +157,7 @@ export class SchedulerModule {
             new PlacementEngine({
               ports: discoveryAndEdgesPorts(eventing.client),
               measurements: (providerIds) => loadMeasurements(eventing.db, providerIds),
+              standings: (subnetId, providerIds) => loadStandings(eventing.db, subnetId, providerIds),
               placements,
               clock,
               newId: newEventId,

@@ -104,6 +104,7 @@ export const announcementsOf = (
             holdUntil: round.holdUntil,
             attempt: after.attempt,
             at: event.data.at,
+            ...(round.auction === null ? {} : { auction: round.auction }),
           },
         },
       ];

@@ -1,4 +1,4 @@
-import type { Decider, DomainEvent, PlacedAllocation } from '@gpunet/contracts';
+import type { AuctionClearing, Decider, DomainEvent, PlacedAllocation } from '@gpunet/contracts';
 
 /*
  * One job's way through the scheduler, as a pure decider (commands imperative, events past tense):
@@ -47,6 +47,13 @@ export type JobPlacementEvent =
         deadline: string;
         holdUntil: string;
         at: string;
+        /**
+         * Reservation id → the price per GPU-hour its edge is asked to accept (what it is paid).
+         * Absent in rounds recorded before prices were (they were asked the job's max price).
+         */
+        prices?: RoundPrices;
+        /** An auction job's clearing, announced with `job.placed`; absent or null otherwise. */
+        auction?: AuctionClearing | null;
       }
     >
   | DomainEvent<'ReservationAccepted', { roundId: string; reservationId: string }>
@@ -93,6 +100,8 @@ export type JobPlacementCommand =
       deadline: string;
       holdUntil: string;
       at: string;
+      prices: RoundPrices;
+      auction: AuctionClearing | null;
     }
   | {
       type: 'RecordScheduleFailure';
@@ -117,11 +126,17 @@ export type JobPlacementCommand =
 
 export type JobStatus = 'new' | 'queued' | 'waiting' | 'reserving' | 'placed' | 'unschedulable' | 'cancelled';
 
+/** Reservation id → price per GPU-hour in minor units of the job's asset. */
+export type RoundPrices = Readonly<Record<string, string>>;
+
 export interface Round {
   readonly roundId: string;
   readonly allocations: readonly PlacedAllocation[];
   readonly deadline: string;
   readonly holdUntil: string;
+  /** What each reservation was asked to accept; null for a round recorded before prices were. */
+  readonly prices: RoundPrices | null;
+  readonly auction: AuctionClearing | null;
   readonly targets: readonly ReservationTarget[];
   readonly accepted: readonly string[];
 }
@@ -221,6 +236,8 @@ export const jobPlacementDecider = (
               deadline: command.deadline,
               holdUntil: command.holdUntil,
               at: command.at,
+              prices: command.prices,
+              auction: command.auction,
             },
           },
         ];
@@ -411,6 +428,8 @@ export const jobPlacementDecider = (
             allocations: event.data.allocations,
             deadline: event.data.deadline,
             holdUntil: event.data.holdUntil,
+            prices: event.data.prices ?? null,
+            auction: event.data.auction ?? null,
             targets: reservationTargets(event.data.allocations),
             accepted: [],
           },

@@ -82,6 +82,20 @@ const priceCap = (job: FundedJob): number => Number(job.terms.maxPricePerGpuHour
 
 const includeSimulated = (job: FundedJob): boolean => job.terms.trust.simulatedGpus === 'allowed';
 
+/** The shape of a subnet name in an edge's policy (`subnets:`), which its reservation check compares. */
+const EDGE_SUBNET = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+/**
+ * The job's subnet as the edges' own policies name subnets, or null when it cannot be one of them.
+ * Discovery's `subnet` filter and the edge's reservation check (`SUBNET_NOT_JOINED`) test the same
+ * list, the edge's declared `subnets`: asked with it, discovery offers only edges whose policy
+ * accepts the job, and each edge still checks its own policy when it reserves. A subnet id no
+ * policy can name (upper case, longer than 63) is left to the edge (which then checks nothing):
+ * filtering on it would offer no edge at all.
+ */
+export const edgeSubnetOf = (job: Pick<FundedJob, 'subnetId'>): string | null =>
+  EDGE_SUBNET.test(job.subnetId) ? job.subnetId : null;
+
 /** The terms-only plan of a v1 job (no spec): unchanged from before the spec was carried. */
 export const termsPlan = (job: FundedJob): PlacementPlan => {
   const models = [...new Set(job.gpuClasses.map(classLabel))];
@@ -102,7 +116,7 @@ export const termsPlan = (job: FundedJob): PlacementPlan => {
           minCpuMillicores: 0,
           minMemoryBytes: 0,
           cpuArchitecture: null,
-          subnet: null,
+          subnet: edgeSubnetOf(job),
           image: null,
           maxDurationMs: job.maxDurationSeconds * 1000,
           maxPrice: { asset: job.asset, perGpuHourMinor: job.terms.maxPricePerGpuHour },
@@ -219,7 +233,7 @@ export const allocationPlan = (
       minCpuMillicores: a.resources.cpuMillicores * ranksPerNode.min,
       minMemoryBytes: a.resources.ramBytes * ranksPerNode.min,
       cpuArchitecture: a.resources.cpuArchitecture,
-      subnet: null,
+      subnet: edgeSubnetOf(job),
       image: a.execution.image,
       maxDurationMs,
       maxPrice: { asset: job.asset, perGpuHourMinor: job.terms.maxPricePerGpuHour },

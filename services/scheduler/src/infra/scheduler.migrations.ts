@@ -169,10 +169,41 @@ export class SchedulerTrust1765100000000 implements MigrationInterface {
   }
 }
 
+/**
+ * The scheduler's projection of settlement's standing of providers in subnets, fed by its
+ * `scheduler-subnet-standing` consumer: per (subnet, provider) the last
+ * `subnet.member-standing-changed` in the SETTLEMENT stream's order (`seq`). Read once per placement
+ * round for the round's candidates in the job's subnet; a provider without a row is not a member.
+ */
+export class SchedulerSubnetStanding1765200000000 implements MigrationInterface {
+  readonly name = 'SchedulerSubnetStanding1765200000000';
+
+  async up(runner: QueryRunner): Promise<void> {
+    const s = migrationSchemaOf(runner);
+    await runner.query(`
+      CREATE TABLE "${s}".subnet_standing (
+        subnet_id    text        NOT NULL,
+        provider_id  text        NOT NULL,
+        standing     text        NOT NULL,
+        stake        numeric     NOT NULL,
+        min_stake    numeric     NOT NULL,
+        jailed_until timestamptz NULL,
+        changed_at   timestamptz NOT NULL,
+        seq          bigint      NOT NULL,
+        PRIMARY KEY (subnet_id, provider_id)
+      )`);
+  }
+
+  async down(runner: QueryRunner): Promise<void> {
+    await runner.query(`DROP TABLE "${migrationSchemaOf(runner)}".subnet_standing`);
+  }
+}
+
 export const schedulerMigrations = [
   SchedulerOpenJobs1764470000000,
   SchedulerJobSpecs1764560000000,
   SchedulerOpenJobsFundedBy1764750000000,
   SchedulerMeasurements1765000000000,
   SchedulerTrust1765100000000,
+  SchedulerSubnetStanding1765200000000,
 ];
