@@ -1,5 +1,10 @@
-import type { CandidateProvider, PlacedAllocation, ReservationReply } from '@gpunet/contracts';
-import { JobUnschedulable } from '@gpunet/contracts';
+import type {
+  AuctionClearing,
+  CandidateProvider,
+  PlacedAllocation,
+  ReservationReply,
+} from '@gpunet/contracts';
+import { JobPlaced, JobUnschedulable } from '@gpunet/contracts';
 import { parseEnsembleSpecOrThrow } from '@gpunet/ensemble-spec';
 import { EventCollector, FakeClock, waitFor } from '@gpunet/testing';
 import { describe, expect, it } from 'vitest';
@@ -8,11 +13,12 @@ import {
   PlacementEngine,
   type PlacementPorts,
   type ReserveRequest,
+  type StandingsOf,
 } from '../src/app/placement.engine';
 import type { JobPlacementOptions } from '../src/domain/job-placement.decider';
 import { candidate, edgeId, fundedJob } from './support/fixtures';
 import { memoryPlacements } from './support/memory-placements';
-import { everyoneGood } from './support/standing';
+import { everyoneGood, memoryStandings, standingRow } from './support/standing';
 
 type Behaviour = 'accept' | 'decline' | 'silent';
 
@@ -500,5 +506,109 @@ describe('placement engine', () => {
     engine.reservationsChanged(A, []); // job-1 ended on A
     engine.capacityChanged();
     await waitFor(() => engine.status('job-2')?.status === 'placed', { timeoutMs: 2_000 });
+  });
+});
+
+describe('placement engine: the subnet’s standing and prices', () => {
+  const engineWith = (w: ReturnType<typeof world>, clock: FakeClock, standings: StandingsOf) => {
+    let n = 0;
+    return new PlacementEngine({
+      standings,
+      ports: w.ports,
+      placements: w.placements(),
+      clock,
+      newId: () => `round-${++n}`,
+      reservationDeadlineMs: 5_000,
+    });
+  };
+
+  it('offers only members in good standing of the job’s subnet; a member turning good is placed after the wake', async () => {
+    const clock = new FakeClock('2030-01-01T00:00:00Z');
+    const w = world({ [A]: 'accept', [B]: 'accept' });
+    const standings = memoryStandings();
+    standings.set(standingRow('public', A, 'good'));
+    standings.set(standingRow('public', B, 'below-minimum-stake'));
+    standings.set(standingRow('other', B, 'good')); // good elsewhere counts for nothing here
+    const engine = engineWith(w, clock, standings);
+    void engine.submit(fundedJob({ gpus: 4 }));
+    await waitFor(() => engine.status('job-1')?.status === 'waiting', { timeoutMs: 2_000 });
+    expect(w.reserveCalls).toEqual([]);
+    const queued = await w.emitted.waitFor((e) => e.type === 'job.queued' && e.data.reason !== null, {
+      timeoutMs: 2_000,
+    });
+    expect(queued.data.reason).toContain(
+      "not a member of subnet 'public' in good standing (below-minimum-stake",
+    );
+    standings.set(standingRow('public', B, 'good', { seq: 2 }));
+    engine.capacityChanged();
+    const placed = await w.emitted.waitFor((e) => e.type === 'job.placed', { timeoutMs: 5_000 });
+    expect(
+      allocationsOf(placed)[0]!
+        .nodes.map((n) => n.providerId)
+        .sort(),
+    ).toEqual([A, B].sort());
+  });
+
+  it('a jail that ends wakes the parked job by the clock, with no event', async () => {
+    const clock = new FakeClock('2030-01-01T00:00:00Z');
+    const w = world({ [A]: 'accept' });
+    const standings = memoryStandings();
+    standings.set(standingRow('public', A, 'jailed', { jailedUntilMs: Date.parse('2030-01-01T00:10:00Z') }));
+    const engine = engineWith(w, clock, standings);
+    void engine.submit(fundedJob({ gpus: 2 }));
+    await waitFor(() => engine.status('job-1')?.status === 'waiting', { timeoutMs: 2_000 });
+    clock.advance(9 * 60_000);
+    await engine.settled();
+    expect(engine.status('job-1')?.status).toBe('waiting');
+    clock.advance(60_000);
+    await w.emitted.waitFor((e) => e.type === 'job.placed', { timeoutMs: 5_000 });
+  });
+
+  it('a fixed-price job asks each edge to accept its subnet’s price for the class, not the max price', async () => {
+    const clock = new FakeClock('2030-01-01T00:00:00Z');
+    const w = world({ [A]: 'accept', [B]: 'accept' });
+    void engineWith(w, clock, everyoneGood).submit(fundedJob({ gpus: 4 }));
+    const placed = await w.emitted.waitFor((e) => e.type === 'job.placed', { timeoutMs: 5_000 });
+    expect(w.reserveCalls.map((c) => c.request.pricePerGpuHourMinor)).toEqual(['3000000', '3000000']);
+    expect(placed.data).not.toHaveProperty('auction');
+    expect(allocationsOf(placed)[0]!.pricePerHourMinor).toBe(String(4n * 3_000_000n));
+  });
+
+  it('an auction job clears at the highest placed bid: every edge asked it, job.placed carries the bids', async () => {
+    const clock = new FakeClock('2030-01-01T00:00:00Z');
+    const floors: Record<string, string | null> = { [A]: '2500000', [B]: null, [C]: '1000000' };
+    const w = world({ [A]: 'accept', [B]: 'accept', [C]: 'accept' }, 2, (e) => {
+      const c = candidate(e, 2);
+      return { ...c, gpus: c.gpus.map((g) => ({ ...g, priceFloorMinor: floors[e] ?? null })) };
+    });
+    const base = fundedJob({ gpus: 4 });
+    const job = {
+      ...base,
+      terms: {
+        ...base.terms,
+        pricing: { mode: 'auction' as const, reservePricePerGpuHour: { 'H100-80GB': '2000000' } },
+      },
+    };
+    void engineWith(w, clock, everyoneGood).submit(job);
+    const placed = await w.emitted.waitFor((e) => e.type === 'job.placed', { timeoutMs: 5_000 });
+    // C bids below the reserve: not offered. A bids its floor, B (no floor) the reserve.
+    expect(
+      allocationsOf(placed)[0]!
+        .nodes.map((n) => n.providerId)
+        .sort(),
+    ).toEqual([A, B].sort());
+    expect(w.reserveCalls.map((c) => c.request.pricePerGpuHourMinor)).toEqual(['2500000', '2500000']);
+    const auction = placed.data.auction as AuctionClearing;
+    expect(auction.rule).toBe('uniform-highest-placed-bid');
+    expect(auction.clearingPricePerGpuHour).toBe('2500000');
+    expect(auction.bids.map((b) => [b.providerId, b.pricePerGpuHour]).sort()).toEqual(
+      [
+        [A, '2500000'],
+        [A, '2500000'],
+        [B, '2000000'],
+        [B, '2000000'],
+      ].sort(),
+    );
+    expect(JobPlaced.schema.safeParse(placed.data).success).toBe(true);
   });
 });
