@@ -35,6 +35,7 @@ import type { Msg, Subscription } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SchedulerModule } from '../src/app/scheduler.module';
 import { serveDiscoveryAndCollect } from './support/discovery-stub';
+import { publishStanding } from './support/standing';
 import { candidate, edgeId, fundedJob, submittedV1 } from './support/fixtures';
 
 const quiet = createLogger({
@@ -67,7 +68,8 @@ describe('scheduler measurements (NATS + Postgres)', () => {
   /** Edge → its candidate, when not the default one (`candidate`). */
   const sized = new Map<string, (c: CandidateProvider) => CandidateProvider>();
 
-  const addEdge = (id: string, n = 2) => {
+  /** An edge the tests answer for; a member in good standing of the jobs' subnet(s), as settlement would report it on joining. */
+  const addEdge = async (id: string, n = 2) => {
     offered.set(id, n);
     subscriptions.push(
       nats.nc.subscribe(ReserveOnEdge.subject({ edgeId: id }, nats.prefix), {
@@ -80,6 +82,7 @@ describe('scheduler measurements (NATS + Postgres)', () => {
         },
       }),
     );
+    await publishStanding({ eventing, nats, pg }, 'public', [id]);
   };
 
   const publish = async <D extends MessageDefinition>(def: D, data: InputOf<D>, streamId: string) => {
@@ -251,8 +254,8 @@ ${yaml}`);
 
   it('projects benchmarking’s events, the newest figure winning, and excludes a provider measured below min_tflops', async () => {
     const [fast, slow] = [edgeId('P'), edgeId('S')];
-    addEdge(fast);
-    addEdge(slow);
+    await addEdge(fast);
+    await addEdge(slow);
     await benchmarked(fast, 700, later(-60_000));
     await benchmarked(slow, 55, later(-60_000));
     // An older profile arriving late (a redelivery) changes nothing; a third provider's profile after
@@ -298,8 +301,8 @@ ${yaml}`);
 
   it('a max_rtt 20 ms gang waits across measured 80 ms links, naming the pair, and lands in the same-site group once it is measured', async () => {
     const [far1, far2] = [edgeId('Y'), edgeId('Z')];
-    addEdge(far1);
-    addEdge(far2);
+    await addEdge(far1);
+    await addEdge(far2);
     await linked(far1, far2, 80_000);
     await waitFor(async () => (await rows('links')) === 2, {
       timeoutMs: 10_000,
@@ -328,8 +331,8 @@ ${yaml}`);
 
     // Two providers on one LAN join; once benchmarking has measured them, the parked job lands there.
     const [lan1, lan2] = [edgeId('L'), edgeId('M')];
-    addEdge(lan1);
-    addEdge(lan2);
+    await addEdge(lan1);
+    await addEdge(lan2);
     await linked(lan1, lan2, 300);
     await publish(
       NetworkCoordinatesRefitted,
@@ -375,7 +378,7 @@ ${yaml}`);
     });
     for (const x of [x1, x2]) {
       sized.set(x, big);
-      addEdge(x, 8);
+      await addEdge(x, 8);
       await benchmarked(x, 989, T0, 8);
     }
     await publish(
@@ -419,7 +422,7 @@ ${yaml}`);
     // Example 02: 8 GPUs on 2–4 hosts, ≥ 1 Gbps and < 20 ms between them. Four 2-GPU hosts
     // measured 45 ms apart: it waits, naming the nearest pair's figures.
     const far = ['A', 'B', 'C', 'D'].map(edgeId);
-    for (const f of far) addEdge(f, 2);
+    for (const f of far) await addEdge(f, 2);
     for (const [i, a] of far.entries()) for (const b of far.slice(i + 1)) await linked(a, b, 45_000, 5e9);
     await projected(far[3]!, far[2]!, 5e9);
     await submitExample('job-example-02', 'docs/examples/02-consumer-8x8gb.yaml');

@@ -38,6 +38,7 @@ import { SchedulerModule } from '../src/app/scheduler.module';
 import { OPEN_JOBS, PLACEMENT_ENGINE, PLACER_LEADERSHIP } from '../src/app/scheduler.tokens';
 import type { OpenJobsRepository } from '../src/infra/open-jobs.repository';
 import { serveDiscoveryAndCollect } from './support/discovery-stub';
+import { publishStanding } from './support/standing';
 import { edgeId, fundedJob, submittedV1 } from './support/fixtures';
 
 type Behaviour = 'accept' | 'decline' | 'silent';
@@ -78,7 +79,8 @@ describe('scheduler (NATS + Postgres)', () => {
   /** reservationId → the GPUs it holds, for discovery's answers (held GPUs are not offered). */
   const heldGpus = new Map<string, readonly string[]>();
 
-  const addEdge = (id: string, b: Behaviour, n = 2) => {
+  /** An edge the tests answer for; a member in good standing of the jobs' subnet(s), as settlement would report it on joining. */
+  const addEdge = async (id: string, b: Behaviour, n = 2) => {
     behaviour.set(id, b);
     gpus.set(id, n);
     subscriptions.push(
@@ -121,6 +123,7 @@ describe('scheduler (NATS + Postgres)', () => {
         },
       }),
     );
+    await publishStanding({ eventing: runtime.eventing, nats, pg }, 'public', [id]);
   };
 
   /** The chain a test message of `def` about `jobId` starts: its own per message type. */
@@ -225,10 +228,10 @@ describe('scheduler (NATS + Postgres)', () => {
 
   it('four edges, one declines and one never answers → placed on the other two; nothing else is held', async () => {
     const [a, b, c, d] = [edgeId('A'), edgeId('B'), edgeId('C'), edgeId('D')];
-    addEdge(a, 'accept');
-    addEdge(b, 'decline');
-    addEdge(c, 'silent');
-    addEdge(d, 'accept');
+    await addEdge(a, 'accept');
+    await addEdge(b, 'decline');
+    await addEdge(c, 'silent');
+    await addEdge(d, 'accept');
     await fund(fundedJob({ jobId: 'job-int-1', gpus: 4 }));
     await waitFor(() => runtime.engine.status('job-int-1'), {
       timeoutMs: 10_000,
@@ -291,8 +294,8 @@ describe('scheduler (NATS + Postgres)', () => {
 
   it('an edge that never answers → the round times out, every accepted reservation is released, the job waits', async () => {
     const [e, f] = [edgeId('E'), edgeId('F')];
-    addEdge(e, 'accept');
-    addEdge(f, 'silent');
+    await addEdge(e, 'accept');
+    await addEdge(f, 'silent');
     await fund(fundedJob({ jobId: 'job-int-2', tenantId: 'tenant-b', gpus: 4 }));
     await waitFor(() => runtime.engine.status('job-int-2'), {
       timeoutMs: 10_000,
@@ -365,8 +368,8 @@ describe('scheduler (NATS + Postgres)', () => {
     });
     for (const id of [edgeId('E'), edgeId('F')]) gpus.set(id, 0); // retire the earlier edges
     const [g, h] = [edgeId('G'), edgeId('H')];
-    addEdge(g, 'accept', 2);
-    addEdge(h, 'accept', 2);
+    await addEdge(g, 'accept', 2);
+    await addEdge(h, 'accept', 2);
     // Each job: two ranks of one H100, 1 core and 2 GiB each, on one node — a whole edge.
     const spec = parseEnsembleSpecOrThrow(`apiVersion: gpunet.io/v1
 kind: Ensemble

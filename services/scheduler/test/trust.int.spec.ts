@@ -37,6 +37,7 @@ import type { Msg, Subscription } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SchedulerModule } from '../src/app/scheduler.module';
 import { serveDiscoveryAndCollect } from './support/discovery-stub';
+import { publishStanding } from './support/standing';
 import { candidate, edgeId, fundedJob, submittedV1 } from './support/fixtures';
 
 const quiet = createLogger({
@@ -70,7 +71,8 @@ describe('scheduler trust (NATS + Postgres)', () => {
   const held = new Set<string>();
   let seq = 0;
 
-  const addEdge = (id: string, opts: { simulated?: boolean; gpus?: number } = {}) => {
+  /** An edge the tests answer for; a member in good standing of the jobs' subnet(s), as settlement would report it on joining. */
+  const addEdge = async (id: string, opts: { simulated?: boolean; gpus?: number } = {}) => {
     offered.set(id, opts.gpus ?? 2);
     if (opts.simulated === true) simulated.add(id);
     subscriptions.push(
@@ -84,6 +86,7 @@ describe('scheduler trust (NATS + Postgres)', () => {
         },
       }),
     );
+    for (const subnet of ['live', 'demo']) await publishStanding({ eventing, nats, pg }, subnet, [id]);
   };
 
   const publish = async <D extends MessageDefinition>(def: D, data: InputOf<D>, streamId: string) => {
@@ -254,7 +257,7 @@ describe('scheduler trust (NATS + Postgres)', () => {
 
   it('a subnet that refuses simulated GPUs never gets them (the job waits, saying so); one that allows them does', async () => {
     const sim = edgeId('S');
-    addEdge(sim, { simulated: true });
+    await addEdge(sim, { simulated: true });
     await submit('job-refused', 2, DEFAULT_SUBNET_TRUST, 'live');
     const reason = await waitsBecause('job-refused', 'simulated');
     expect(reason).toContain("2 by simulated-gpus (simulated GPUs refused by subnet 'live')");
@@ -289,7 +292,7 @@ describe('scheduler trust (NATS + Postgres)', () => {
 
   it('an unverified provider is left out, naming the failed challenge; the job lands on a verified one', async () => {
     const [liar, honest] = [edgeId('L'), edgeId('H')];
-    addEdge(liar);
+    await addEdge(liar);
     await failsLate(liar, 'chal-liar-1');
     // Only the liar's GPUs could serve it: the job waits, saying why.
     await submit('job-verified-1', 2, DEFAULT_SUBNET_TRUST);
@@ -298,7 +301,7 @@ describe('scheduler trust (NATS + Postgres)', () => {
       "2 by verified-gpus (unverified: challenge chal-liar-1 failed (late); verified GPUs required by subnet 'live')",
     );
     // An honest provider whose GPUs pass their challenge: the parked job lands there, not on the liar.
-    addEdge(honest);
+    await addEdge(honest);
     await verification(honest, 'pending', 'registered');
     await verification(honest, 'verified', 'challenge-passed', 'chal-honest-1');
     expect(await providersOf('job-verified-1')).toEqual([honest]);
@@ -309,7 +312,7 @@ describe('scheduler trust (NATS + Postgres)', () => {
 
   it('verified → unverified excludes the GPUs from the next round; verified again wakes the parked job', async () => {
     const flip = edgeId('F');
-    addEdge(flip);
+    await addEdge(flip);
     await verification(flip, 'verified', 'challenge-passed', 'chal-flip-1');
     await verification(flip, 'unverified', 'challenge-failed', 'chal-flip-2');
     await submit('job-flip', 2, DEFAULT_SUBNET_TRUST);
@@ -327,7 +330,7 @@ describe('scheduler trust (NATS + Postgres)', () => {
     // positions): the more reliable one wins once first and once second in discovery's order.
     const [a, b, c, d] = [edgeId('A'), edgeId('B'), edgeId('C'), edgeId('D')];
     for (const id of [a, b]) {
-      addEdge(id);
+      await addEdge(id);
       await verification(id, 'verified', 'challenge-passed', `chal-${id.slice(1, 5)}`);
     }
     await reliability(a, 0.95);
@@ -343,7 +346,7 @@ describe('scheduler trust (NATS + Postgres)', () => {
     retire(a, b);
 
     for (const id of [c, d]) {
-      addEdge(id);
+      await addEdge(id);
       await verification(id, 'verified', 'challenge-passed', `chal-${id.slice(1, 5)}`);
     }
     await reliability(c, 0.3); // d: unscored, the default 0.8
