@@ -18,6 +18,7 @@ import {
   STATE_CARRIED_OVER,
 } from '../src/domain/job-execution.decider';
 import { layoutRanks } from '../src/domain/launch-spec';
+import type { ProviderUsage } from '../src/domain/usage';
 import { at, edgeId, placementOf, POLICY, rankStatus, specOf, T0 } from './support/fixtures';
 
 const decider = jobExecutionDecider(POLICY);
@@ -378,6 +379,42 @@ describe('job execution decider', () => {
     ]);
     // Nothing new, or too early: no report.
     expect(play(first.history, { type: 'CheckDeadlines', now: at(70) }).decided).toEqual([]);
+  });
+
+  it('an auction job’s usage reports and final usage carry its clearing price; a fixed-price job’s none', () => {
+    const auction = {
+      rule: 'uniform-highest-placed-bid' as const,
+      clearingPricePerGpuHour: '2600000',
+      bids: placementOf([A, B]).flatMap((a) =>
+        a.nodes.flatMap((n) =>
+          n.gpuUuids.map((gpuUuid) => ({ providerId: n.providerId, gpuUuid, pricePerGpuHour: '2600000' })),
+        ),
+      ),
+    };
+    const auctioned: ExecutionEvent = { type: 'execution.job-placed', data: { ...placement(), auction } };
+    const run = (placedEvent: ExecutionEvent) => {
+      let h = play([submitted(), placedEvent], launchCommand()).history;
+      h = play(
+        h,
+        running(h, 0),
+        running(h, 1),
+        status(h, 0, { state: 'running', wallSeconds: 30 }, 31),
+      ).history;
+      const report = play(h, { type: 'CheckDeadlines', now: at(32) }).decided;
+      const ended = play(h, exited(h, 0, 0, 40, 1, 41), exited(h, 1, 0, 40, 1, 41)).decided;
+      const done = ended.find((e) => e.type === 'job.completed')?.data as PayloadOf<typeof JobCompleted>;
+      return {
+        reported: (report.find((e) => e.type === 'usage.reported')!.data as { providers: ProviderUsage[] })
+          .providers,
+        final: done.usage,
+      };
+    };
+    const paid = run(auctioned);
+    expect(paid.reported.map((u) => u.agreedPricePerGpuHour)).toEqual(['2600000', '2600000']);
+    expect(paid.final.map((u) => u.agreedPricePerGpuHour)).toEqual(['2600000', '2600000']);
+    const fixed = run(placed);
+    for (const u of [...fixed.reported, ...fixed.final])
+      expect(u).not.toHaveProperty('agreedPricePerGpuHour');
   });
 
   it('releases once at the end', () => {

@@ -434,8 +434,17 @@ export const jobExecutionDecider = (
       s = evolve(s, e);
     };
     const jobId = (): string => s.jobId ?? '';
-    /** What is paid: per rank, the lower of the edge's signed figure and execution's observation. */
-    const usage = () => usageOf(s.ranks, s.attempt, paidMeter(s.meter, s.observed));
+    /**
+     * What is paid: per rank, the lower of the edge's signed figure and execution's observation; at
+     * an auction job's clearing price, agreed at placement.
+     */
+    const usage = () =>
+      usageOf(
+        s.ranks,
+        s.attempt,
+        paidMeter(s.meter, s.observed),
+        s.placement?.auction?.clearingPricePerGpuHour,
+      );
 
     /** Disputes every rank whose edge claims more than observed (`all`: or only the exited ones). */
     const dispute = (now: Date, all: boolean): void => {

@@ -36,12 +36,15 @@ export const meterKey = (attempt: number, rank: number): string => `${attempt}:$
  * Cumulative usage per provider: Σ GPUs × reported wall seconds over every rank of every attempt
  * that ran there. Only what ranks actually ran counts (a rank that never started has no reading);
  * readings only grow, so the sum does too. Providers without any GPU of the job are left out
- * (the contract counts at least one GPU per provider).
+ * (the contract counts at least one GPU per provider). `agreedPricePerGpuHour`: an auction job's
+ * clearing price (`job.placed` `auction`), carried by every provider's reading so that settlement
+ * charges it; absent for a fixed-price job (settlement applies the subnet's price table).
  */
 export const usageOf = (
   ranks: readonly LaunchedRank[],
   attempts: number,
   meter: WallMeter,
+  agreedPricePerGpuHour?: string,
 ): ProviderUsage[] => {
   const byProvider = new Map<string, { gpuClass: string; gpus: Set<string>; gpuSeconds: number }>();
   for (const rank of ranks) {
@@ -64,6 +67,7 @@ export const usageOf = (
       gpus: e.gpus.size,
       // Whole seconds, rounded down: a provider is never paid for time it did not run.
       gpuSeconds: Math.floor(e.gpuSeconds + 1e-9),
+      ...(agreedPricePerGpuHour === undefined ? {} : { agreedPricePerGpuHour }),
     }));
 };
 
