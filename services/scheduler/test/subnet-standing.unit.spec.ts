@@ -2,6 +2,7 @@ import type { CandidateProvider } from '@gpunet/contracts';
 import { createSnapshot, gangRequest, schedule } from '@gpunet/scheduling';
 import { describe, expect, it } from 'vitest';
 import { snapshotInput } from '../src/domain/placement-input';
+import { edgeSubnetOf, termsPlan } from '../src/domain/placement-plan';
 import { placementRegistry } from '../src/domain/placement-registry';
 import { candidatePrices } from '../src/domain/subnet-pricing';
 import {
@@ -145,5 +146,16 @@ describe('subnet-standing filter: a job is offered only members in good standing
       message: `not a member of subnet 'public' in good standing (${words})`,
       gpus: 2,
     });
+  });
+});
+
+describe('discovery is asked for the job’s subnet as an edge policy names it', () => {
+  it.each([
+    ['a policy-shaped id', 'gov', 'gov'],
+    ['upper case: no policy can name it', 'Gov', null],
+    ['longer than a policy name', 'g'.repeat(64), null],
+  ] as const)('%s', (_name, subnetId, asked) => {
+    expect(edgeSubnetOf({ subnetId })).toBe(asked);
+    expect(termsPlan(fundedJob({ subnetId })).allocations[0]!.query.subnet).toBe(asked);
   });
 });
