@@ -341,6 +341,13 @@ describe('subnet governance over HTTP (NATS + Postgres)', () => {
       paths: ['body.amount'],
     },
     {
+      name: 'delegation: a fraction',
+      method: 'POST',
+      path: '/v1/subnets/gov/delegations',
+      body: { providerId: EDGE_A, amount: '1.5' },
+      paths: ['body.amount'],
+    },
+    {
       name: 'delegation: a number, no provider',
       method: 'POST',
       path: '/v1/subnets/gov/delegations',

@@ -325,8 +325,12 @@ export const DelegationParams = z.strictObject({ subnetId: EntityIdSchema, provi
 /** A proposal's title, as the request event takes it. */
 const Title = SubnetProposalRequested.schema.shape.title;
 
-/** An amount that must move something: a delegation of nothing is refused here, naming the field. */
-const PositiveMoney = Money.refine((v) => BigInt(v) > 0n, { message: 'must be more than 0' });
+/**
+ * An amount that must move something: a delegation of nothing is refused here, naming the field.
+ * The refinement also runs on values Money's pattern refused, so it parses nothing: the pattern's
+ * one zero is '0'.
+ */
+const PositiveMoney = Money.refine((v) => v !== '0', { message: 'must be more than 0' });
 
 export const UpdateSubnetParametersBody = z
   .strictObject({ parameters: SubnetParametersSchema })
