@@ -42,6 +42,7 @@ __all__ = [
     'PlacementExplanationOutcomePlacementAllocationsItemLinksItem',
     'PlacementExplanationOutcomePlacementAllocationsItemNodesItem',
     'PlacementExplanationOutcomePlacementAllocationsItemPrediction',
+    'ProposalAccepted',
     'Provider',
     'ProviderChallengesItem',
     'ProviderChallengesItemEvidence',
@@ -58,14 +59,29 @@ __all__ = [
     'StatementAccount',
     'StatementEntriesItem',
     'SubnetEconomics',
+    'SubnetEconomicsDelegationsItem',
+    'SubnetEconomicsHealth',
     'SubnetEconomicsLastRejection',
     'SubnetEconomicsParameters',
+    'SubnetEconomicsParametersGovernanceOwner',
+    'SubnetEconomicsParametersGovernanceStakeVote',
     'SubnetEconomicsParametersMembershipAllowlist',
     'SubnetEconomicsParametersMembershipOpen',
     'SubnetEconomicsParametersPricingAuction',
     'SubnetEconomicsParametersPricingFixed',
+    'SubnetEconomicsParametersSlashingPolicy',
     'SubnetEconomicsParametersTrust',
+    'SubnetEconomicsProposalsItem',
     'SubnetEconomicsProvidersItem',
+    'SubnetEconomicsSlashesItem',
+    'SubnetEconomicsSlashesItemEvidence',
+    'SubnetEconomicsSlashesItemSharesItem',
+    'SubnetProposal',
+    'SubnetProposalList',
+    'SubnetStakeStatement',
+    'SubnetStakeStatementAccountsItem',
+    'SubnetStakeStatementAccountsItemAccount',
+    'SubnetStakeStatementAccountsItemEntriesItem',
     'OPERATIONS',
 ]
 
@@ -595,6 +611,24 @@ class SubnetEconomicsParametersTrust(TypedDict):
     spotChecksPerGpuHour: float
 
 
+class SubnetEconomicsParametersSlashingPolicy(TypedDict):
+    appealSeconds: int
+    destination: Literal['burn', 'treasury', 'refund-tenant']
+    jailSeconds: int
+
+
+class SubnetEconomicsParametersGovernanceOwner(TypedDict):
+    mode: Literal['owner']
+
+
+class SubnetEconomicsParametersGovernanceStakeVote(TypedDict):
+    mode: Literal['stake-vote']
+    quorumBps: int
+    thresholdBps: int
+    votingSeconds: int
+    delaySeconds: int
+
+
 class SubnetEconomicsParameters(TypedDict):
     gpuClasses: list[str]
     pricing: Union[SubnetEconomicsParametersPricingFixed, SubnetEconomicsParametersPricingAuction]
@@ -606,6 +640,8 @@ class SubnetEconomicsParameters(TypedDict):
     unbondingSeconds: int
     membership: Union[SubnetEconomicsParametersMembershipOpen, SubnetEconomicsParametersMembershipAllowlist]
     trust: SubnetEconomicsParametersTrust
+    slashingPolicy: SubnetEconomicsParametersSlashingPolicy
+    governance: Union[SubnetEconomicsParametersGovernanceOwner, SubnetEconomicsParametersGovernanceStakeVote]
 
 
 class SubnetEconomicsProvidersItem(TypedDict):
@@ -614,14 +650,85 @@ class SubnetEconomicsProvidersItem(TypedDict):
     status: Literal['active', 'unbonding', 'released']
     unbondsAt: Optional[str]
     slashed: str
+    standing: NotRequired[Literal['good', 'below-minimum-stake', 'jailed', 'unbonding', 'released']]
+    jailedUntil: NotRequired[Optional[str]]
+    delegated: NotRequired[str]
 
 
 class SubnetEconomicsLastRejection(TypedDict):
-    request: Literal['create', 'update-parameters', 'join', 'leave']
+    request: Literal['create', 'update-parameters', 'join', 'leave', 'propose', 'vote', 'delegate', 'undelegate']
     requesterId: str
-    reason: Literal['already-exists', 'unknown-subnet', 'not-owner', 'insufficient-funds', 'stake-below-minimum', 'not-allowed', 'already-member', 'not-member', 'invalid-parameters']
+    reason: Literal['already-exists', 'unknown-subnet', 'not-owner', 'insufficient-funds', 'stake-below-minimum', 'not-allowed', 'already-member', 'not-member', 'invalid-parameters', 'governance-mode', 'unknown-proposal', 'proposal-exists', 'voting-closed', 'not-a-voter', 'unknown-slash', 'appeal-closed', 'not-delegated']
     message: str
     rejectedAt: str
+
+
+class SubnetEconomicsProposalsItem(TypedDict):
+    proposalId: str
+    proposerId: str
+    title: str
+    kind: Literal['parameters', 'overturn-slash']
+    slashId: Optional[str]
+    decidedBy: Literal['stake-vote', 'owner']
+    status: Literal['open', 'passed', 'rejected', 'applied']
+    reason: Optional[Literal['threshold-met', 'quorum-not-met', 'threshold-not-met', 'superseded']]
+    yes: str
+    no: str
+    abstain: str
+    electorate: str
+    votingEndsAt: str
+    takesEffectAt: Optional[str]
+    appliedVersion: Optional[int]
+
+
+class SubnetEconomicsDelegationsItem(TypedDict):
+    delegatorId: str
+    providerId: str
+    amount: str
+    status: Literal['active', 'unbonding', 'released']
+    unbondsAt: Optional[str]
+    slashed: str
+    rewards: str
+
+
+class SubnetEconomicsSlashesItemEvidence(TypedDict):
+    kind: Literal['host-lost', 'rank-crashed', 'invalid-result', 'claim-mismatch', 'abandoned', 'usage-disputed']
+    source: Literal['challenge', 'job-fault', 'usage-dispute']
+    jobId: Optional[str]
+    reference: str
+    detail: str
+
+
+class SubnetEconomicsSlashesItemSharesItem(TypedDict):
+    stakerId: str
+    role: Literal['provider', 'delegator']
+    amount: str
+
+
+class SubnetEconomicsSlashesItem(TypedDict):
+    slashId: str
+    providerId: str
+    evidence: SubnetEconomicsSlashesItemEvidence
+    amount: str
+    shares: list[SubnetEconomicsSlashesItemSharesItem]
+    destination: Literal['burn', 'treasury', 'refund-tenant']
+    beneficiaryId: Optional[str]
+    status: Literal['held', 'taken', 'overturned']
+    appealUntil: str
+    jailedUntil: str
+    appealProposalId: Optional[str]
+
+
+class SubnetEconomicsHealth(TypedDict):
+    activeProviders: int
+    providersInGoodStanding: int
+    gpuSecondsSettled: int
+    volume: str
+    totalStake: str
+    delegatedStake: str
+    slashedToTreasury: str
+    slashedBurned: str
+    slashedRefunded: str
 
 
 class SubnetEconomics(TypedDict):
@@ -639,6 +746,92 @@ class SubnetEconomics(TypedDict):
     paidToProviders: str
     subnetFees: str
     lastRejection: NotRequired[Optional[SubnetEconomicsLastRejection]]
+    proposals: NotRequired[list[SubnetEconomicsProposalsItem]]
+    delegations: NotRequired[list[SubnetEconomicsDelegationsItem]]
+    slashes: NotRequired[list[SubnetEconomicsSlashesItem]]
+    health: NotRequired[SubnetEconomicsHealth]
+
+
+class SubnetProposal(TypedDict):
+    """A proposal as it stands: open, or decided with its tally."""
+
+    proposalId: str
+    proposerId: str
+    title: str
+    kind: Literal['parameters', 'overturn-slash']
+    slashId: Optional[str]
+    decidedBy: Literal['stake-vote', 'owner']
+    status: Literal['open', 'passed', 'rejected', 'applied']
+    reason: Optional[Literal['threshold-met', 'quorum-not-met', 'threshold-not-met', 'superseded']]
+    yes: str
+    no: str
+    abstain: str
+    electorate: str
+    votingEndsAt: str
+    takesEffectAt: Optional[str]
+    appliedVersion: Optional[int]
+
+
+class SubnetProposalList(TypedDict):
+    """The subnet's proposals, newest first (at most 50)."""
+
+    items: list[SubnetProposal]
+
+
+class ProposalAccepted(TypedDict):
+    """The proposal was recorded; settlement opens or rejects it asynchronously."""
+
+    #: the request's id (`X-Correlation-Id`): the correlation of what it caused
+    requestId: str
+    type: str
+    status: Literal['accepted']
+    detail: str
+    #: the proposal's id: GET /v1/subnets/{subnetId}/proposals/{proposalId}
+    proposalId: str
+
+
+class SubnetStakeStatementAccountsItemAccount(TypedDict):
+    accountId: str
+    asset: str
+    purpose: Literal['wallet', 'escrow', 'payable', 'treasury', 'fees', 'stake', 'chain']
+    ownerId: str
+    debitsPending: str
+    debitsPosted: str
+    creditsPending: str
+    creditsPosted: str
+    balance: str
+    available: str
+
+
+class SubnetStakeStatementAccountsItemEntriesItem(TypedDict):
+    transferId: str
+    sequence: int
+    kind: Literal['posted', 'pending', 'post-pending', 'void-pending']
+    code: str
+    debitAccountId: str
+    creditAccountId: str
+    amount: str
+    pendingId: Optional[str]
+    jobId: Optional[str]
+    at: str
+    direction: Literal['debit', 'credit']
+
+
+class SubnetStakeStatementAccountsItem(TypedDict):
+    accountId: str
+    role: Literal['stake', 'delegation']
+    providerId: Optional[str]
+    account: Optional[SubnetStakeStatementAccountsItemAccount]
+    entries: list[SubnetStakeStatementAccountsItemEntriesItem]
+    nextAfterSequence: Optional[int]
+
+
+class SubnetStakeStatement(TypedDict):
+    """Your stake account in the subnet and each of your delegations' accounts, entry by entry."""
+
+    subnetId: str
+    asset: str
+    accounts: list[SubnetStakeStatementAccountsItem]
 
 
 #: What each operation answers with, by status: ``OPERATIONS['GET /v1/jobs/{jobId}']['200']``.
@@ -661,5 +854,15 @@ OPERATIONS: dict[str, dict[str, type]] = {
     'GET /v1/providers/{providerId}': {'200': Provider},
     'POST /v1/subnets': {'202': Accepted},
     'GET /v1/subnets/{subnetId}': {'200': SubnetEconomics},
+    'POST /v1/subnets/{subnetId}/delegations': {'202': Accepted},
+    'DELETE /v1/subnets/{subnetId}/delegations/{providerId}': {'202': Accepted},
     'POST /v1/subnets/{subnetId}/join': {'202': Accepted},
+    'POST /v1/subnets/{subnetId}/leave': {'202': Accepted},
+    'POST /v1/subnets/{subnetId}/parameters': {'202': Accepted},
+    'GET /v1/subnets/{subnetId}/proposals': {'200': SubnetProposalList},
+    'POST /v1/subnets/{subnetId}/proposals': {'202': ProposalAccepted},
+    'GET /v1/subnets/{subnetId}/proposals/{proposalId}': {'200': SubnetProposal},
+    'POST /v1/subnets/{subnetId}/proposals/{proposalId}/votes': {'202': Accepted},
+    'POST /v1/subnets/{subnetId}/slashes/{slashId}/appeal': {'202': ProposalAccepted},
+    'GET /v1/subnets/{subnetId}/statement': {'200': SubnetStakeStatement},
 }

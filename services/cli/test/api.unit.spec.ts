@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatAmount } from '../src/app/api/format';
+import { formatAmount, table } from '../src/app/api/format';
 import { renderProblem, toProblem } from '../src/app/api/problem';
 import { runCli } from '../src/app/cli';
 import { verifiedSummary } from '../src/app/commands/market/providers.group';
 import { fakeIo } from './fake-io';
-import { explanationFixture, jobFixture } from './fixtures';
+import { explanationFixture, jobFixture, proposalFixture, SLASH_ID, subnetFixture } from './fixtures';
 
 const KEY = `gpn_AAAAAAAAAAAA_${'S3cr3t'.repeat(7)}x`;
 const SECRET = KEY.split('_')[2]!;
@@ -802,6 +802,396 @@ describe('the command line (fuzz)', () => {
         expect([0, 1, 2, 3, 4, 5]).toContain(r.code);
       }),
       { numRuns: 400 },
+    );
+  });
+});
+
+describe('gpunet subnet governance (fake gateway)', () => {
+  const SUBNET = '/v1/subnets/gov';
+  const PARAMS_YAML = [
+    'gpuClasses: [H100-80GB]',
+    'pricing: {mode: fixed, pricePerGpuHour: {H100-80GB: "1500000"}}',
+    'billingIncrementSeconds: 60',
+    'minimumChargeSeconds: 60',
+    'subnetFeeBps: 300',
+    'providerMinStake: "1000000"',
+    'slashing: {host-lost: 1000}',
+    'unbondingSeconds: 3600',
+    'membership: {mode: open}',
+    '',
+  ].join('\n');
+  const PARAMS = {
+    gpuClasses: ['H100-80GB'],
+    pricing: { mode: 'fixed', pricePerGpuHour: { 'H100-80GB': '1500000' } },
+    billingIncrementSeconds: 60,
+    minimumChargeSeconds: 60,
+    subnetFeeBps: 300,
+    providerMinStake: '1000000',
+    slashing: { 'host-lost': 1000 },
+    unbondingSeconds: 3600,
+    membership: { mode: 'open' },
+  };
+
+  /** The gateway accepting every subnet request: the request's type in the answer, a proposal id for proposals. */
+  const accepting = () =>
+    gatewayFetch((m, u, init) => {
+      if (m === 'GET' || !u.pathname.startsWith(`${SUBNET}/`)) return undefined;
+      const body =
+        init?.body === undefined ? {} : (JSON.parse(init.body as string) as Record<string, unknown>);
+      const proposal = u.pathname.endsWith('/proposals') || u.pathname.endsWith('/appeal');
+      return Response.json(
+        {
+          requestId: 'r1',
+          type: 'subnet.x-requested',
+          status: 'accepted',
+          detail: `${m} ${u.pathname} requested`,
+          ...(proposal ? { proposalId: (body['proposalId'] as string | undefined) ?? 'gen-1' } : {}),
+        },
+        { status: 202 },
+      );
+    });
+
+  it('sends each request to its route with its body and an Idempotency-Key', async () => {
+    const g = accepting();
+    const files = { 'params.yaml': PARAMS_YAML, 'params.json': JSON.stringify(PARAMS) };
+    const cases: { argv: string[]; method: string; path: string; body: unknown; out: string }[] = [
+      {
+        argv: ['subnet', 'update', 'gov', '--parameters', 'params.json'],
+        method: 'POST',
+        path: `${SUBNET}/parameters`,
+        body: { parameters: PARAMS },
+        out: `POST ${SUBNET}/parameters requested (request r1`,
+      },
+      {
+        argv: ['subnet', 'leave', 'gov'],
+        method: 'POST',
+        path: `${SUBNET}/leave`,
+        body: undefined,
+        out: `POST ${SUBNET}/leave requested`,
+      },
+      {
+        argv: ['subnet', 'propose', 'gov', '--title', 'cheaper H100', '--parameters', 'params.yaml'],
+        method: 'POST',
+        path: `${SUBNET}/proposals`,
+        body: { title: 'cheaper H100', change: { kind: 'parameters', parameters: PARAMS } },
+        out: 'proposal gen-1: ',
+      },
+      {
+        argv: [
+          'subnet',
+          'propose',
+          'gov',
+          '--title',
+          't',
+          '--parameters',
+          'params.yaml',
+          '--proposal-id',
+          'p-9',
+        ],
+        method: 'POST',
+        path: `${SUBNET}/proposals`,
+        body: { proposalId: 'p-9', title: 't', change: { kind: 'parameters', parameters: PARAMS } },
+        out: 'proposal p-9: ',
+      },
+      {
+        argv: ['subnet', 'vote', 'gov', 'p-fee', 'no'],
+        method: 'POST',
+        path: `${SUBNET}/proposals/p-fee/votes`,
+        body: { choice: 'no' },
+        out: 'votes requested',
+      },
+      {
+        argv: ['subnet', 'delegate', 'gov', '--provider', 'UAAAA', '--amount', '700000'],
+        method: 'POST',
+        path: `${SUBNET}/delegations`,
+        body: { providerId: 'UAAAA', amount: '700000' },
+        out: 'delegations requested',
+      },
+      {
+        argv: ['subnet', 'undelegate', 'gov', '--provider', 'UAAAA'],
+        method: 'DELETE',
+        path: `${SUBNET}/delegations/UAAAA`,
+        body: undefined,
+        out: `DELETE ${SUBNET}/delegations/UAAAA requested`,
+      },
+      {
+        argv: ['subnet', 'appeal', 'gov', SLASH_ID],
+        method: 'POST',
+        path: `${SUBNET}/slashes/${SLASH_ID}/appeal`,
+        body: {},
+        out: 'proposal gen-1: ',
+      },
+      {
+        argv: ['subnet', 'appeal', 'gov', SLASH_ID, '--title', 'the host was up', '--proposal-id', 'ap-1'],
+        method: 'POST',
+        path: `${SUBNET}/slashes/${SLASH_ID}/appeal`,
+        body: { title: 'the host was up', proposalId: 'ap-1' },
+        out: 'proposal ap-1: ',
+      },
+    ];
+    for (const c of cases) {
+      g.requests.length = 0;
+      const r = await run(c.argv, { fetch: g.fetch, files });
+      expect(r.code, `${c.argv.join(' ')}: ${r.stderr}`).toBe(0);
+      expect(r.stdout, c.argv.join(' ')).toContain(c.out);
+      expect(g.requests).toHaveLength(1);
+      const sent = g.requests[0]!;
+      expect([sent.method, sent.url.pathname], c.argv.join(' ')).toEqual([c.method, c.path]);
+      expect(sent.body === undefined ? undefined : JSON.parse(sent.body), c.argv.join(' ')).toEqual(c.body);
+      expect(sent.headers.get('idempotency-key')).toMatch(/^cli-/);
+    }
+    const keyed = await run(['subnet', 'leave', 'gov', '--idempotency-key', 'leave-1', '--json'], {
+      fetch: g.fetch,
+    });
+    expect(JSON.parse(keyed.stdout)).toMatchObject({ requestId: 'r1', status: 'accepted' });
+    expect(g.requests.at(-1)!.headers.get('idempotency-key')).toBe('leave-1');
+  });
+
+  it("refuses bad command lines with exit 2 before any request; the gateway's field errors exit 1 naming the field", async () => {
+    const g = accepting();
+    const files = { 'params.yaml': PARAMS_YAML, 'broken.yaml': 'a: [' };
+    for (const argv of [
+      ['subnet', 'update', 'gov'],
+      ['subnet', 'update', 'gov', '--parameters', 'missing.yaml'],
+      ['subnet', 'update', 'gov', '--parameters', 'broken.yaml'],
+      ['subnet', 'leave'],
+      ['subnet', 'leave', 'bad id!'],
+      ['subnet', 'propose', 'gov', '--parameters', 'params.yaml'],
+      ['subnet', 'propose', 'gov', '--title', '', '--parameters', 'params.yaml'],
+      ['subnet', 'propose', 'gov', '--title', 't'],
+      ['subnet', 'propose', 'gov', '--title', 't', '--parameters', 'params.yaml', '--proposal-id', 'a b'],
+      ['subnet', 'proposals'],
+      ['subnet', 'proposals', 'gov', 'bad id!'],
+      ['subnet', 'vote', 'gov', 'p-fee'],
+      ['subnet', 'vote', 'gov', 'p-fee', 'maybe'],
+      ['subnet', 'delegate', 'gov', '--amount', '5'],
+      ['subnet', 'delegate', 'gov', '--provider', 'UAAAA', '--amount', '0'],
+      ['subnet', 'delegate', 'gov', '--provider', 'UAAAA', '--amount', '1.5'],
+      ['subnet', 'undelegate', 'gov'],
+      ['subnet', 'appeal', 'gov', 'slash-1'],
+      ['subnet', 'appeal', 'gov'],
+      ['subnet', 'statement', 'gov', '--limit', '0'],
+    ]) {
+      const r = await run(argv, { fetch: g.fetch, files });
+      expect(r.code, argv.join(' ')).toBe(2);
+      expect(r.stderr, argv.join(' ')).not.toBe('');
+    }
+    expect(g.requests).toEqual([]);
+
+    const refusing = gatewayFetch(() =>
+      problem(400, {
+        code: 'INVALID_REQUEST',
+        title: 'The request is invalid',
+        detail: 'invalid request',
+        errors: [{ path: 'body.parameters.subnetFeeBps', message: 'Too big: expected number to be <=5000' }],
+      }),
+    );
+    const r = await run(['subnet', 'update', 'gov', '--parameters', 'params.yaml'], {
+      fetch: refusing.fetch,
+      files,
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('body.parameters.subnetFeeBps: Too big: expected number to be <=5000');
+  });
+
+  it('get prints the health, members with standing, delegations, open proposals, held slashes and the last refusal', async () => {
+    const g = gatewayFetch((m, u) => (u.pathname === SUBNET ? Response.json(subnetFixture()) : undefined));
+    const r = await run(['subnet', 'get', 'gov'], { fetch: g.fetch });
+    expect(r.code, r.stderr).toBe(0);
+    const A = 'U'.padEnd(56, 'A');
+    const B = 'U'.padEnd(56, 'B');
+    expect(r.stdout).toBe(
+      [
+        'subnet gov (version 2)',
+        '  owner            owner, stake 5 NTX',
+        '  governed         stake vote: quorum 20 %, threshold 60 %, voting 600 s, delay 0 s',
+        '  treasury         0.12 NTX',
+        '  providers        2, staked 3.8 NTX',
+        '  jobs settled     3: 0.9 NTX to providers, 0.045 NTX in fees',
+        '  health           2 active, 1 in good standing; 7200 GPU-seconds settled, volume 0.963 NTX',
+        '  stake            9.5 NTX in all, 0.7 NTX delegated',
+        '  slashed          0 NTX to treasury, 0 NTX burned, 0 NTX refunded',
+        '  your last refused request: vote (voting-closed) at 2030-01-01T00:11:00.000Z: proposal p-old closed at 2030-01-01T00:10:00.000Z',
+        '',
+      ].join('\n') +
+        table(
+          ['PROVIDER', 'STAKE', 'DELEGATED', 'STATUS', 'STANDING', 'JAILED UNTIL', 'SLASHED'],
+          [
+            [A, '2 NTX', '0.7 NTX', 'active', 'good', '', '0 NTX'],
+            [B, '1.8 NTX', '0 NTX', 'active', 'jailed', '2030-01-02T00:00:00.000Z', '0.2 NTX'],
+          ],
+        ) +
+        '\ndelegations\n' +
+        table(
+          ['DELEGATOR', 'PROVIDER', 'AMOUNT', 'STATUS', 'UNBONDS AT', 'SLASHED', 'REWARDS'],
+          [['acme', 'UAAAAAAAAAAA…', '0.7 NTX', 'active', '', '0 NTX', '0.0012 NTX']],
+        ) +
+        '\nopen proposals\n' +
+        table(
+          ['PROPOSAL', 'KIND', 'YES', 'NO', 'VOTING ENDS', 'TITLE'],
+          [['p-fee', 'parameters', '2 NTX', '0.5 NTX', '2030-01-01T01:00:00.000Z', 'lower the fee']],
+        ) +
+        '\nheld slashes\n' +
+        table(
+          ['SLASH', 'PROVIDER', 'KIND', 'AMOUNT', 'TO', 'APPEAL UNTIL', 'APPEAL'],
+          [[SLASH_ID, 'UBBBBBBBBBBB…', 'host-lost', '0.2 NTX', 'treasury', '2030-01-01T03:00:00.000Z', '']],
+        ),
+    );
+    // An older settlement's answer without the new fields, and no refusal of yours: the lines it has.
+    const bare = gatewayFetch((m, u) =>
+      u.pathname === SUBNET
+        ? Response.json({
+            ...subnetFixture({ lastRejection: null }),
+            proposals: undefined,
+            delegations: undefined,
+            slashes: undefined,
+            health: undefined,
+          })
+        : undefined,
+    );
+    const old = await run(['subnet', 'get', 'gov'], { fetch: bare.fetch });
+    expect(old.code, old.stderr).toBe(0);
+    expect(old.stdout).not.toMatch(/health|refused|delegations|open proposals|held slashes/);
+    expect(old.stdout).toContain('PROVIDER');
+  });
+
+  it('proposals lists them with their tally, or shows one', async () => {
+    const g = gatewayFetch(
+      (m, u) => (u.pathname === SUBNET ? Response.json(subnetFixture()) : undefined),
+      (m, u) =>
+        u.pathname === `${SUBNET}/proposals`
+          ? Response.json({ items: subnetFixture().proposals })
+          : undefined,
+      (m, u) =>
+        u.pathname === `${SUBNET}/proposals/p-old`
+          ? Response.json(
+              proposalFixture({
+                proposalId: 'p-old',
+                kind: 'overturn-slash',
+                slashId: SLASH_ID,
+                decidedBy: 'owner',
+                status: 'applied',
+                reason: 'threshold-met',
+                takesEffectAt: '2030-01-01T01:00:00.000Z',
+                title: 'appeal',
+              }),
+            )
+          : undefined,
+    );
+    const list = await run(['subnet', 'proposals', 'gov'], { fetch: g.fetch });
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toBe(
+      table(
+        ['PROPOSAL', 'STATUS', 'KIND', 'YES', 'NO', 'ABSTAIN', 'VOTING ENDS', 'TITLE'],
+        [
+          [
+            'p-fee',
+            'open',
+            'parameters',
+            '2 NTX',
+            '0.5 NTX',
+            '0 NTX',
+            '2030-01-01T01:00:00.000Z',
+            'lower the fee',
+          ],
+          [
+            'p-old',
+            'rejected (quorum-not-met)',
+            'parameters',
+            '2 NTX',
+            '0.5 NTX',
+            '0 NTX',
+            '2030-01-01T01:00:00.000Z',
+            'raise the minimum',
+          ],
+        ],
+      ),
+    );
+    const one = await run(['subnet', 'proposals', 'gov', 'p-old'], { fetch: g.fetch });
+    expect(one.stdout).toBe(
+      [
+        'proposal p-old in gov: appeal',
+        '  proposer         acme',
+        `  change           overturn ${SLASH_ID}, decided by the owner`,
+        '  status           applied (threshold-met)',
+        '  votes            yes 2 NTX, no 0.5 NTX, abstain 0 NTX of 10 NTX',
+        '  voting ends      2030-01-01T01:00:00.000Z',
+        '  takes effect     2030-01-01T01:00:00.000Z',
+        '',
+      ].join('\n'),
+    );
+    const missing = await run(['subnet', 'proposals', 'gov', 'p-none'], { fetch: g.fetch });
+    expect(missing.code).toBe(4);
+    expect(missing.stderr).toContain(`no ${SUBNET}/proposals/p-none`);
+  });
+
+  it('statement prints each stake account with its entries and the next page', async () => {
+    const A = 'U'.padEnd(56, 'A');
+    const entry = (sequence: number, account: string) => ({
+      transferId: `t${sequence}`,
+      sequence,
+      kind: 'posted',
+      code: 'delegate',
+      debitAccountId: 'NTX:wallet:acme',
+      creditAccountId: account,
+      amount: '700000',
+      pendingId: null,
+      jobId: null,
+      at: '2030-01-01T00:00:00.000Z',
+      direction: 'credit',
+    });
+    const g = gatewayFetch((m, u) =>
+      u.pathname === `${SUBNET}/statement`
+        ? Response.json({
+            subnetId: 'gov',
+            asset: 'NTX',
+            accounts: [
+              {
+                accountId: 'NTX:stake:acme@gov',
+                role: 'stake',
+                providerId: null,
+                account: null,
+                entries: [],
+                nextAfterSequence: null,
+              },
+              {
+                accountId: `NTX:stake:acme@gov@${A}`,
+                role: 'delegation',
+                providerId: A,
+                account: {
+                  accountId: `NTX:stake:acme@gov@${A}`,
+                  asset: 'NTX',
+                  purpose: 'stake',
+                  ownerId: `acme@gov@${A}`,
+                  debitsPending: '0',
+                  debitsPosted: '0',
+                  creditsPending: '0',
+                  creditsPosted: '700000',
+                  balance: '700000',
+                  available: '700000',
+                },
+                entries: [entry(7, `NTX:stake:acme@gov@${A}`)],
+                nextAfterSequence: 7,
+              },
+            ],
+          })
+        : undefined,
+    );
+    const r = await run(['subnet', 'statement', 'gov', '--after', '3', '--limit', '1'], { fetch: g.fetch });
+    expect(r.code, r.stderr).toBe(0);
+    expect(g.requests[0]!.url.search).toBe('?afterSequence=3&limit=1');
+    expect(r.stdout).toBe(
+      [
+        'NTX:stake:acme@gov (your stake): no account yet',
+        '  no entries',
+        `NTX:stake:acme@gov@${A} (delegated to ${A}): balance 0.7 NTX, available 0.7 NTX`,
+        table(
+          ['  SEQ', 'AT', 'DIRECTION', 'AMOUNT', 'CODE', 'KIND'],
+          [['  7', '2030-01-01T00:00:00.000Z', 'credit', '0.7 NTX', 'delegate', 'posted']],
+        ).trimEnd(),
+        'more: gpunet subnet statement gov --after 7',
+        '',
+      ].join('\n'),
     );
   });
 });

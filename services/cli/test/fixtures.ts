@@ -1,5 +1,5 @@
 /** A job as the gateway answers `GET /v1/jobs/{id}` (docs/api.md `Job`), with overrides. */
-import type { Job } from '../src/app/api/responses';
+import type { ApiSchemas, Job } from '../src/app/api/responses';
 
 export const jobFixture = (overrides: Partial<Job> = {}): Job => ({
   jobId: 'j1',
@@ -120,4 +120,145 @@ export const explanationFixture = () => ({
       },
     ],
   },
+});
+
+const EDGE_A = 'U'.padEnd(56, 'A');
+const EDGE_B = 'U'.padEnd(56, 'B');
+
+/** A held slash's id, as `subnet get` lists it. */
+export const SLASH_ID = `slash-${'0a'.repeat(16)}`;
+
+/** A proposal as the gateway answers `GET /v1/subnets/{id}/proposals/{proposalId}`, with overrides. */
+export const proposalFixture = (
+  overrides: Partial<ApiSchemas['SubnetProposal']> = {},
+): ApiSchemas['SubnetProposal'] => ({
+  proposalId: 'p-fee',
+  proposerId: 'acme',
+  title: 'lower the fee',
+  kind: 'parameters',
+  slashId: null,
+  decidedBy: 'stake-vote',
+  status: 'open',
+  reason: null,
+  yes: '2000000',
+  no: '500000',
+  abstain: '0',
+  electorate: '10000000',
+  votingEndsAt: '2030-01-01T01:00:00.000Z',
+  takesEffectAt: null,
+  appliedVersion: null,
+  ...overrides,
+});
+
+/** A stake-vote subnet as `GET /v1/subnets/{id}` answers it: standing, delegations, proposals, slashes, health. */
+export const subnetFixture = (
+  overrides: Partial<ApiSchemas['SubnetEconomics']> = {},
+): ApiSchemas['SubnetEconomics'] => ({
+  subnetId: 'gov',
+  exists: true,
+  ownerId: 'owner',
+  asset: 'NTX',
+  version: 2,
+  parameters: {
+    gpuClasses: ['H100-80GB'],
+    pricing: { mode: 'fixed', pricePerGpuHour: { 'H100-80GB': '2000000' } },
+    billingIncrementSeconds: 60,
+    minimumChargeSeconds: 60,
+    subnetFeeBps: 500,
+    providerMinStake: '1000000',
+    slashing: { 'host-lost': 1000 },
+    unbondingSeconds: 3600,
+    membership: { mode: 'open' },
+    trust: { simulatedGpus: 'refused', verifiedGpus: 'required', spotChecksPerGpuHour: 1 },
+    slashingPolicy: { appealSeconds: 3600, destination: 'treasury', jailSeconds: 86400 },
+    governance: {
+      mode: 'stake-vote',
+      quorumBps: 2000,
+      thresholdBps: 6000,
+      votingSeconds: 600,
+      delaySeconds: 0,
+    },
+  },
+  ownerStake: '5000000',
+  treasury: '120000',
+  providers: [
+    {
+      providerId: EDGE_A,
+      stake: '2000000',
+      status: 'active',
+      unbondsAt: null,
+      slashed: '0',
+      standing: 'good',
+      jailedUntil: null,
+      delegated: '700000',
+    },
+    {
+      providerId: EDGE_B,
+      stake: '1800000',
+      status: 'active',
+      unbondsAt: null,
+      slashed: '200000',
+      standing: 'jailed',
+      jailedUntil: '2030-01-02T00:00:00.000Z',
+      delegated: '0',
+    },
+  ],
+  totalProviderStake: '3800000',
+  jobsSettled: 3,
+  paidToProviders: '900000',
+  subnetFees: '45000',
+  lastRejection: {
+    request: 'vote',
+    requesterId: 'acme',
+    reason: 'voting-closed',
+    message: 'proposal p-old closed at 2030-01-01T00:10:00.000Z',
+    rejectedAt: '2030-01-01T00:11:00.000Z',
+  },
+  proposals: [
+    proposalFixture(),
+    proposalFixture({
+      proposalId: 'p-old',
+      status: 'rejected',
+      reason: 'quorum-not-met',
+      title: 'raise the minimum',
+    }),
+  ],
+  delegations: [
+    {
+      delegatorId: 'acme',
+      providerId: EDGE_A,
+      amount: '700000',
+      status: 'active',
+      unbondsAt: null,
+      slashed: '0',
+      rewards: '1200',
+    },
+  ],
+  slashes: [
+    {
+      slashId: SLASH_ID,
+      providerId: EDGE_B,
+      evidence: { kind: 'host-lost', source: 'job-fault', jobId: 'j1', reference: 'j1', detail: 'host lost' },
+      amount: '200000',
+      shares: [{ stakerId: EDGE_B, role: 'provider', amount: '200000' }],
+      destination: 'treasury',
+      beneficiaryId: null,
+      status: 'held',
+      appealUntil: '2030-01-01T03:00:00.000Z',
+      jailedUntil: '2030-01-02T00:00:00.000Z',
+      appealProposalId: null,
+    },
+  ],
+  health: {
+    activeProviders: 2,
+    providersInGoodStanding: 1,
+    gpuSecondsSettled: 7200,
+    volume: '963000',
+    totalStake: '9500000',
+    delegatedStake: '700000',
+    slashedToTreasury: '0',
+    slashedBurned: '0',
+    slashedRefunded: '0',
+  },
+  ...overrides,
 });

@@ -14,7 +14,14 @@ import { serveQuery } from '@gpunet/eventing';
 import type { Subscription } from '@nats-io/nats-core';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INVALID_SPEC_YAML, VALID_SPEC_JSON, VALID_SPEC_YAML } from './support/fixtures';
+import {
+  INVALID_SPEC_YAML,
+  SLASH_ID,
+  subnetEconomicsFixture,
+  unknownSubnetFixture,
+  VALID_SPEC_JSON,
+  VALID_SPEC_YAML,
+} from './support/fixtures';
 import { type GatewayHarness, startHarness } from './support/harness';
 import { invalidValue, validValue } from './support/openapi-arbitraries';
 
@@ -118,24 +125,13 @@ describe('gateway fuzzing from its OpenAPI document (NATS + Postgres)', () => {
           }),
         options,
       ),
+      // One subnet settlement knows (its proposals, delegations and slashes), every other unknown.
       serveQuery(
         SubnetEconomicsQuery,
         ({ subnetId }) =>
-          Promise.resolve({
-            subnetId,
-            exists: false,
-            ownerId: null,
-            asset: null,
-            version: 0,
-            parameters: null,
-            ownerStake: '0',
-            treasury: '0',
-            providers: [],
-            totalProviderStake: '0',
-            jobsSettled: 0,
-            paidToProviders: '0',
-            subnetFees: '0',
-          }),
+          Promise.resolve(
+            subnetId === 'gov' ? subnetEconomicsFixture(subnetId) : unknownSubnetFixture(subnetId),
+          ),
         options,
       ),
       // One edge discovery lists, unknown to benchmarking: the listing asks for its verification.
@@ -202,9 +198,16 @@ describe('gateway fuzzing from its OpenAPI document (NATS + Postgres)', () => {
   });
 
   const requestFor = (op: Operation): fc.Arbitrary<FuzzRequest> => {
+    // Known ids as well as generated ones, so that the routes past the lookup are reached too.
+    const known: Record<string, readonly string[]> = {
+      jobId: jobIds,
+      subnetId: ['gov'],
+      proposalId: ['p-fee', 'p-old'],
+      slashId: [SLASH_ID],
+    };
     const param = (p: Operation['parameters'][number]) =>
-      p.name === 'jobId'
-        ? fc.oneof(fc.constantFrom(...jobIds), validValue(p.schema, doc), invalidValue(p.schema, doc))
+      known[p.name] !== undefined
+        ? fc.oneof(fc.constantFrom(...known[p.name]!), validValue(p.schema, doc), invalidValue(p.schema, doc))
         : fc.oneof({ weight: 3, arbitrary: validValue(p.schema, doc) }, invalidValue(p.schema, doc));
     const pathParams = op.parameters.filter((p) => p.in === 'path');
     const queryParams = op.parameters.filter((p) => p.in === 'query');

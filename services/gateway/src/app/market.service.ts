@@ -1,4 +1,5 @@
 import {
+  AccountIdSchema,
   AccountStatementQuery,
   FindCandidates,
   FindGpuVerification,
@@ -9,12 +10,19 @@ import {
   type MessageDefinition,
   newEventId,
   type PayloadOf,
+  type QueryResponse,
   SettlementBalancesQuery,
   SimulatedChainDepositRequest,
   streamIdOf,
   SubnetCreateRequested,
+  SubnetDelegationRequested,
   SubnetEconomicsQuery,
   SubnetJoinRequested,
+  SubnetLeaveRequested,
+  SubnetParametersUpdateRequested,
+  SubnetProposalRequested,
+  SubnetUndelegationRequested,
+  SubnetVoteRequested,
   WithdrawalRequested,
 } from '@gpunet/contracts';
 import { type PRECISIONS } from '@gpunet/ensemble-spec';
@@ -184,6 +192,10 @@ export class MarketService {
     };
   }
 
+  /**
+   * Records a request as the first event of its chain, once per Idempotency-Key: 202 with the
+   * request's id, and `extra` fields of the answer (a generated id the caller needs).
+   */
   private request<D extends MessageDefinition>(
     principal: ApiPrincipal,
     route: string,
@@ -191,8 +203,9 @@ export class MarketService {
     idempotencyKey: string | undefined,
     requested: { readonly def: D; readonly streamId: string; readonly data: InputOf<D> },
     detail: string,
+    options: { readonly method?: 'POST' | 'DELETE'; readonly extra?: Readonly<Record<string, string>> } = {},
   ): Promise<StoredResponse> {
-    const hash = requestHash('POST', route, 'application/json', rawBody);
+    const hash = requestHash(options.method ?? 'POST', route, 'application/json', rawBody);
     return this.idempotency.run(principal.tenantId, idempotencyKey, hash, async (tx) => {
       const requestId = newRequestId();
       await appendRequested(
@@ -204,7 +217,7 @@ export class MarketService {
       );
       return {
         status: 202,
-        body: { requestId, type: requested.def.type, status: 'accepted', detail },
+        body: { requestId, type: requested.def.type, status: 'accepted', detail, ...options.extra },
         correlationId: requestId,
       };
     });
@@ -257,12 +270,201 @@ export class MarketService {
     );
   }
 
+  updateSubnetParameters(
+    principal: ApiPrincipal,
+    subnetId: string,
+    body: z.output<typeof S.UpdateSubnetParametersBody>,
+    rawBody: string,
+    idempotencyKey: string | undefined,
+  ): Promise<StoredResponse> {
+    const data: PayloadOf<typeof SubnetParametersUpdateRequested> = {
+      subnetId,
+      ownerId: principal.tenantId,
+      parameters: body.parameters,
+      requestedAt: this.now(),
+    };
+    return this.request(
+      principal,
+      `/v1/subnets/${subnetId}/parameters`,
+      rawBody,
+      idempotencyKey,
+      { def: SubnetParametersUpdateRequested, streamId: streamIdOf('subnet', subnetId), data },
+      `settlement applies the parameters as ${subnetId}'s next version or rejects the request; GET /v1/subnets/${subnetId}`,
+    );
+  }
+
+  leaveSubnet(
+    principal: ApiPrincipal,
+    subnetId: string,
+    idempotencyKey: string | undefined,
+  ): Promise<StoredResponse> {
+    const data: PayloadOf<typeof SubnetLeaveRequested> = {
+      subnetId,
+      providerId: principal.tenantId,
+      requestedAt: this.now(),
+    };
+    return this.request(
+      principal,
+      `/v1/subnets/${subnetId}/leave`,
+      '',
+      idempotencyKey,
+      { def: SubnetLeaveRequested, streamId: streamIdOf('subnet', subnetId), data },
+      `settlement starts unbonding ${principal.tenantId}'s stake in ${subnetId} or rejects the request`,
+    );
+  }
+
+  /** A proposal; its id is the caller's, or generated here and returned (a replay returns the first). */
+  propose(
+    principal: ApiPrincipal,
+    subnetId: string,
+    body: z.output<typeof S.CreateProposalBody>,
+    rawBody: string,
+    idempotencyKey: string | undefined,
+  ): Promise<StoredResponse> {
+    return this.proposal(principal, `/v1/subnets/${subnetId}/proposals`, rawBody, idempotencyKey, {
+      subnetId,
+      proposalId: body.proposalId,
+      title: body.title,
+      change: body.change,
+    });
+  }
+
+  /** An appeal against a held slash: a proposal to overturn it, decided as the subnet's governance decides. */
+  appeal(
+    principal: ApiPrincipal,
+    subnetId: string,
+    slashId: string,
+    body: z.output<typeof S.AppealBody>,
+    rawBody: string,
+    idempotencyKey: string | undefined,
+  ): Promise<StoredResponse> {
+    return this.proposal(
+      principal,
+      `/v1/subnets/${subnetId}/slashes/${slashId}/appeal`,
+      rawBody,
+      idempotencyKey,
+      {
+        subnetId,
+        proposalId: body.proposalId,
+        title: body.title ?? `appeal against ${slashId}`,
+        change: { kind: 'overturn-slash', slashId },
+      },
+    );
+  }
+
+  /** The proposal's id is the caller's or generated here; a replay answers the first request's. */
+  private proposal(
+    principal: ApiPrincipal,
+    route: string,
+    rawBody: string,
+    idempotencyKey: string | undefined,
+    proposal: Pick<PayloadOf<typeof SubnetProposalRequested>, 'subnetId' | 'title' | 'change'> & {
+      readonly proposalId: string | undefined;
+    },
+  ): Promise<StoredResponse> {
+    const { subnetId } = proposal;
+    const proposalId = proposal.proposalId ?? newEventId();
+    const data: PayloadOf<typeof SubnetProposalRequested> = {
+      subnetId,
+      proposalId,
+      proposerId: principal.tenantId,
+      title: proposal.title,
+      change: proposal.change,
+      requestedAt: this.now(),
+    };
+    return this.request(
+      principal,
+      route,
+      rawBody,
+      idempotencyKey,
+      { def: SubnetProposalRequested, streamId: streamIdOf('subnet', subnetId), data },
+      `settlement opens proposal ${proposalId} in ${subnetId} or rejects it; GET /v1/subnets/${subnetId}/proposals/${proposalId}`,
+      { extra: { proposalId } },
+    );
+  }
+
+  vote(
+    principal: ApiPrincipal,
+    subnetId: string,
+    proposalId: string,
+    body: z.output<typeof S.VoteBody>,
+    rawBody: string,
+    idempotencyKey: string | undefined,
+  ): Promise<StoredResponse> {
+    const data: PayloadOf<typeof SubnetVoteRequested> = {
+      subnetId,
+      proposalId,
+      voterId: principal.tenantId,
+      choice: body.choice,
+      requestedAt: this.now(),
+    };
+    return this.request(
+      principal,
+      `/v1/subnets/${subnetId}/proposals/${proposalId}/votes`,
+      rawBody,
+      idempotencyKey,
+      { def: SubnetVoteRequested, streamId: streamIdOf('subnet', subnetId), data },
+      `settlement counts ${principal.tenantId}'s vote (${body.choice}) on ${proposalId} with its stake, or rejects it`,
+    );
+  }
+
+  delegate(
+    principal: ApiPrincipal,
+    subnetId: string,
+    body: z.output<typeof S.DelegateBody>,
+    rawBody: string,
+    idempotencyKey: string | undefined,
+  ): Promise<StoredResponse> {
+    const data: PayloadOf<typeof SubnetDelegationRequested> = {
+      subnetId,
+      delegatorId: principal.tenantId,
+      providerId: body.providerId,
+      amount: body.amount,
+      requestedAt: this.now(),
+    };
+    return this.request(
+      principal,
+      `/v1/subnets/${subnetId}/delegations`,
+      rawBody,
+      idempotencyKey,
+      { def: SubnetDelegationRequested, streamId: streamIdOf('subnet', subnetId), data },
+      `settlement locks ${body.amount} from your wallet as stake delegated to ${body.providerId} in ${subnetId}, or rejects the request`,
+    );
+  }
+
+  undelegate(
+    principal: ApiPrincipal,
+    subnetId: string,
+    providerId: string,
+    idempotencyKey: string | undefined,
+  ): Promise<StoredResponse> {
+    const data: PayloadOf<typeof SubnetUndelegationRequested> = {
+      subnetId,
+      delegatorId: principal.tenantId,
+      providerId,
+      requestedAt: this.now(),
+    };
+    return this.request(
+      principal,
+      `/v1/subnets/${subnetId}/delegations/${providerId}`,
+      '',
+      idempotencyKey,
+      { def: SubnetUndelegationRequested, streamId: streamIdOf('subnet', subnetId), data },
+      `settlement starts unbonding your delegation to ${providerId} in ${subnetId}, or rejects the request`,
+      { method: 'DELETE' },
+    );
+  }
+
   /**
-   * A subnet's economics. The last refused request on it (settlement's word on why) is shown to
-   * whoever made it, and to no one else: a refused creation answers its requester 404 with the reason
-   * (`parameters.trust.simulatedGpus: …`), anyone else a plain 404.
+   * A subnet's economics, as settlement answers it: a subnet that does not exist is a 404. The last
+   * refused request on it (settlement's word on why, whatever its kind: a creation, an update, a
+   * vote …) is shown to whoever made it, and to no one else: a refused creation answers its
+   * requester 404 with the reason (`parameters.trust.simulatedGpus: …`), anyone else a plain 404.
    */
-  async subnet(principal: ApiPrincipal, subnetId: string): Promise<unknown> {
+  private async economics(
+    principal: ApiPrincipal,
+    subnetId: string,
+  ): Promise<QueryResponse<typeof SubnetEconomicsQuery>> {
     const economics = await this.upstream.ask(SubnetEconomicsQuery, { subnetId });
     const rejection = economics.lastRejection ?? null;
     const mine = rejection !== null && rejection.requesterId === principal.tenantId ? rejection : null;
@@ -274,6 +476,72 @@ export class MarketService {
       throw new NotFoundError(`no subnet ${subnetId}`);
     }
     return { ...economics, lastRejection: mine };
+  }
+
+  subnet(principal: ApiPrincipal, subnetId: string): Promise<z.input<typeof S.SubnetEconomicsSchema>> {
+    return this.economics(principal, subnetId);
+  }
+
+  async proposals(principal: ApiPrincipal, subnetId: string): Promise<z.input<typeof S.ProposalListSchema>> {
+    return { items: (await this.economics(principal, subnetId)).proposals ?? [] };
+  }
+
+  /** One of the subnet's proposals settlement shows (its 50 newest). */
+  async proposalOf(
+    principal: ApiPrincipal,
+    subnetId: string,
+    proposalId: string,
+  ): Promise<z.input<typeof S.ProposalSchema>> {
+    const found = (await this.economics(principal, subnetId)).proposals?.find(
+      (p) => p.proposalId === proposalId,
+    );
+    if (found === undefined) throw new NotFoundError(`no proposal ${proposalId} in subnet ${subnetId}`);
+    return found;
+  }
+
+  /**
+   * The caller's stake in a subnet: its own stake account (`stake:<tenant>@<subnet>`) and one account
+   * per provider it delegates to (`stake:<tenant>@<subnet>@<provider>`), each entry by entry after
+   * `afterSequence`. Only the caller's accounts are named: another tenant's stake is not reachable
+   * here. An id the ledger could not hold (too long) is an account that does not exist.
+   */
+  async stakeStatement(
+    principal: ApiPrincipal,
+    subnetId: string,
+    query: z.output<typeof S.SubnetStatementQuery>,
+  ): Promise<z.input<typeof S.SubnetStatementSchema>> {
+    const economics = await this.economics(principal, subnetId);
+    const asset = economics.asset;
+    if (asset === null) throw new NotFoundError(`no subnet ${subnetId}`);
+    const owner = `${principal.tenantId}@${subnetId}`;
+    const providers = [
+      ...new Set(
+        (economics.delegations ?? [])
+          .filter((d) => d.delegatorId === principal.tenantId)
+          .map((d) => d.providerId),
+      ),
+    ];
+    const wanted = [
+      { role: 'stake' as const, providerId: null, accountId: `${asset}:stake:${owner}` },
+      ...providers.map((providerId) => ({
+        role: 'delegation' as const,
+        providerId,
+        accountId: `${asset}:stake:${owner}@${providerId}`,
+      })),
+    ];
+    const accounts = await Promise.all(
+      wanted.map(async (w) => {
+        if (!AccountIdSchema.safeParse(w.accountId).success)
+          return { ...w, account: null, entries: [], nextAfterSequence: null };
+        const page = await this.upstream.ask(AccountStatementQuery, {
+          accountId: w.accountId,
+          afterSequence: query.afterSequence,
+          limit: query.limit,
+        });
+        return { ...w, ...page };
+      }),
+    );
+    return { subnetId, asset, accounts };
   }
 
   balances(principal: ApiPrincipal, asset: string | undefined): Promise<unknown> {

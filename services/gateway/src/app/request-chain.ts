@@ -1,5 +1,11 @@
 import { type InputOf, type MessageDefinition, newEventId, originOf } from '@gpunet/contracts';
-import type { EventingRuntime, ExpectedVersion, StoredEvent, Tx } from '@gpunet/eventing';
+import {
+  type EventingRuntime,
+  type ExpectedVersion,
+  lockStream,
+  type StoredEvent,
+  type Tx,
+} from '@gpunet/eventing';
 
 /**
  * The id of a request that starts a chain (UUIDv7): what it appends carries it as correlation and
@@ -19,6 +25,9 @@ export const appendRequested = async <D extends MessageDefinition>(
   def: D,
   data: InputOf<D>,
 ): Promise<StoredEvent> => {
+  // Requests share streams (every request on a subnet is on `subnet-<id>`): without the lock, two at
+  // once would both append the stream's next version and one would fail on the other's.
+  await lockStream(tx, request.streamId);
   const { events } = await eventing.store.append(
     request.streamId,
     [eventing.envelopes.event(def, data, originOf(request.requestId))],

@@ -13,7 +13,7 @@ export interface RequestOptions {
   /** A string body is sent as is with `contentType`; anything else as JSON. */
   readonly body?: unknown;
   readonly contentType?: string;
-  /** POSTs always carry one (generated when not given), so a retried request is never done twice. */
+  /** POSTs and DELETEs always carry one (generated when not given), so a retried request is never done twice. */
   readonly idempotencyKey?: string;
   /** The file a spec came from, to locate field errors (`file:line:column`). */
   readonly file?: string;
@@ -67,7 +67,8 @@ export class GatewayClient {
       body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
       headers['content-type'] = options.contentType ?? 'application/json';
     }
-    if (method === 'POST') headers['idempotency-key'] = options.idempotencyKey ?? `cli-${randomUUID()}`;
+    if (method === 'POST' || method === 'DELETE')
+      headers['idempotency-key'] = options.idempotencyKey ?? `cli-${randomUUID()}`;
     let res: Response;
     try {
       res = await this.io.fetch(this.url(path, options.query), {

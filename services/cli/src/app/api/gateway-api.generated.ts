@@ -252,7 +252,10 @@ export interface paths {
       readonly path?: never;
       readonly cookie?: never;
     };
-    /** A subnet's economics: parameters, stake, treasury, members, settled volume */
+    /**
+     * A subnet's economics: parameters, stake, treasury, members with their standing, delegations, proposals, slashes, health
+     * @description The last request on the subnet that settlement refused (`lastRejection`, any kind: create, update, join, leave, propose, vote, delegate, undelegate) is shown to its requester only; null for anyone else.
+     */
     readonly get: operations['getSubnet'];
     readonly put?: never;
     readonly post?: never;
@@ -273,6 +276,178 @@ export interface paths {
     readonly put?: never;
     /** Join a subnet as a provider (the caller's tenant), locking a stake */
     readonly post: operations['joinSubnet'];
+    readonly delete?: never;
+    readonly options?: never;
+    readonly head?: never;
+    readonly patch?: never;
+    readonly trace?: never;
+  };
+  readonly '/v1/subnets/{subnetId}/parameters': {
+    readonly parameters: {
+      readonly query?: never;
+      readonly header?: never;
+      readonly path?: never;
+      readonly cookie?: never;
+    };
+    readonly get?: never;
+    readonly put?: never;
+    /**
+     * Set a subnet's parameters as its owner (the caller's tenant): a new version, for new jobs
+     * @description Only in a subnet governed by its owner (`governance.mode: owner`); in a `stake-vote` subnet, propose the change instead (settlement refuses the update: `governance-mode`). Jobs keep the version they were funded under.
+     */
+    readonly post: operations['updateSubnetParameters'];
+    readonly delete?: never;
+    readonly options?: never;
+    readonly head?: never;
+    readonly patch?: never;
+    readonly trace?: never;
+  };
+  readonly '/v1/subnets/{subnetId}/leave': {
+    readonly parameters: {
+      readonly query?: never;
+      readonly header?: never;
+      readonly path?: never;
+      readonly cookie?: never;
+    };
+    readonly get?: never;
+    readonly put?: never;
+    /**
+     * Leave a subnet as a provider (the caller's tenant): its stake unbonds, slashable meanwhile
+     * @description Takes no body.
+     */
+    readonly post: operations['leaveSubnet'];
+    readonly delete?: never;
+    readonly options?: never;
+    readonly head?: never;
+    readonly patch?: never;
+    readonly trace?: never;
+  };
+  readonly '/v1/subnets/{subnetId}/proposals': {
+    readonly parameters: {
+      readonly query?: never;
+      readonly header?: never;
+      readonly path?: never;
+      readonly cookie?: never;
+    };
+    /** A subnet's proposals, newest first (at most 50): open ones with their tally so far, decided ones */
+    readonly get: operations['listSubnetProposals'];
+    readonly put?: never;
+    /**
+     * Propose a change to a stake-vote subnet as one of its members: a whole new parameter set
+     * @description Any member (owner, provider or delegator) proposes; members vote with their stake until `votingEndsAt`. An `overturn-slash` change is an appeal (also `…/slashes/{slashId}/appeal`). The answer's `proposalId` is the one given, or one generated for it.
+     */
+    readonly post: operations['proposeSubnetChange'];
+    readonly delete?: never;
+    readonly options?: never;
+    readonly head?: never;
+    readonly patch?: never;
+    readonly trace?: never;
+  };
+  readonly '/v1/subnets/{subnetId}/proposals/{proposalId}': {
+    readonly parameters: {
+      readonly query?: never;
+      readonly header?: never;
+      readonly path?: never;
+      readonly cookie?: never;
+    };
+    /** One proposal of a subnet (of its 50 newest): status, tally, when it closes or takes effect */
+    readonly get: operations['getSubnetProposal'];
+    readonly put?: never;
+    readonly post?: never;
+    readonly delete?: never;
+    readonly options?: never;
+    readonly head?: never;
+    readonly patch?: never;
+    readonly trace?: never;
+  };
+  readonly '/v1/subnets/{subnetId}/proposals/{proposalId}/votes': {
+    readonly parameters: {
+      readonly query?: never;
+      readonly header?: never;
+      readonly path?: never;
+      readonly cookie?: never;
+    };
+    readonly get?: never;
+    readonly put?: never;
+    /** Vote on an open proposal with the caller's stake; a later vote replaces an earlier one */
+    readonly post: operations['voteOnSubnetProposal'];
+    readonly delete?: never;
+    readonly options?: never;
+    readonly head?: never;
+    readonly patch?: never;
+    readonly trace?: never;
+  };
+  readonly '/v1/subnets/{subnetId}/delegations': {
+    readonly parameters: {
+      readonly query?: never;
+      readonly header?: never;
+      readonly path?: never;
+      readonly cookie?: never;
+    };
+    readonly get?: never;
+    readonly put?: never;
+    /** Delegate stake from the caller's wallet to a member provider: it shares the provider's rewards and slashes */
+    readonly post: operations['delegateSubnetStake'];
+    readonly delete?: never;
+    readonly options?: never;
+    readonly head?: never;
+    readonly patch?: never;
+    readonly trace?: never;
+  };
+  readonly '/v1/subnets/{subnetId}/delegations/{providerId}': {
+    readonly parameters: {
+      readonly query?: never;
+      readonly header?: never;
+      readonly path?: never;
+      readonly cookie?: never;
+    };
+    readonly get?: never;
+    readonly put?: never;
+    readonly post?: never;
+    /**
+     * Take back the caller's whole delegation to a provider: it unbonds, slashable meanwhile
+     * @description Takes no body.
+     */
+    readonly delete: operations['undelegateSubnetStake'];
+    readonly options?: never;
+    readonly head?: never;
+    readonly patch?: never;
+    readonly trace?: never;
+  };
+  readonly '/v1/subnets/{subnetId}/slashes/{slashId}/appeal': {
+    readonly parameters: {
+      readonly query?: never;
+      readonly header?: never;
+      readonly path?: never;
+      readonly cookie?: never;
+    };
+    readonly get?: never;
+    readonly put?: never;
+    /**
+     * Appeal a held slash: a proposal to overturn it, decided as the subnet decides (its owner, or a stake vote)
+     * @description The same request as a proposal with change `{kind: overturn-slash, slashId}`; settlement refuses it once the appeal window has closed (`appeal-closed`).
+     */
+    readonly post: operations['appealSubnetSlash'];
+    readonly delete?: never;
+    readonly options?: never;
+    readonly head?: never;
+    readonly patch?: never;
+    readonly trace?: never;
+  };
+  readonly '/v1/subnets/{subnetId}/statement': {
+    readonly parameters: {
+      readonly query?: never;
+      readonly header?: never;
+      readonly path?: never;
+      readonly cookie?: never;
+    };
+    /**
+     * The caller's stake in a subnet, entry by entry: its own stake account and each delegation's
+     * @description Accounts `<asset>:stake:<tenant>@<subnet>` and `<asset>:stake:<tenant>@<subnet>@<provider>` for each provider the caller delegates to; `afterSequence` pages every account alike (ledger sequences are the ledger's).
+     */
+    readonly get: operations['subnetStakeStatement'];
+    readonly put?: never;
+    readonly post?: never;
     readonly delete?: never;
     readonly options?: never;
     readonly head?: never;
@@ -567,7 +742,151 @@ export interface components {
           /** @default 1 */
           readonly spotChecksPerGpuHour?: number;
         };
+        /**
+         * @default {
+         *       "appealSeconds": 0,
+         *       "destination": "treasury",
+         *       "jailSeconds": 0
+         *     }
+         */
+        readonly slashingPolicy?: {
+          /** @default 0 */
+          readonly appealSeconds?: number;
+          /**
+           * @default treasury
+           * @enum {string}
+           */
+          readonly destination?: 'burn' | 'treasury' | 'refund-tenant';
+          /** @default 0 */
+          readonly jailSeconds?: number;
+        };
+        /**
+         * @default {
+         *       "mode": "owner"
+         *     }
+         */
+        readonly governance?:
+          | {
+              /** @constant */
+              readonly mode: 'owner';
+            }
+          | {
+              /** @constant */
+              readonly mode: 'stake-vote';
+              readonly quorumBps: number;
+              readonly thresholdBps: number;
+              readonly votingSeconds: number;
+              readonly delaySeconds: number;
+            };
       };
+    };
+    readonly CreateSubnetProposal: {
+      /** @description Your id for the proposal (unique in the subnet); generated when absent. */
+      readonly proposalId?: string;
+      readonly title: string;
+      readonly change:
+        | {
+            /** @constant */
+            readonly kind: 'parameters';
+            readonly parameters: {
+              readonly gpuClasses: readonly string[];
+              readonly pricing:
+                | {
+                    /** @constant */
+                    readonly mode: 'fixed';
+                    readonly pricePerGpuHour: {
+                      readonly [key: string]: string;
+                    };
+                  }
+                | {
+                    /** @constant */
+                    readonly mode: 'auction';
+                    readonly reservePricePerGpuHour: {
+                      readonly [key: string]: string;
+                    };
+                  };
+              readonly billingIncrementSeconds: number;
+              readonly minimumChargeSeconds: number;
+              readonly subnetFeeBps: number;
+              readonly providerMinStake: string;
+              readonly slashing: {
+                readonly [key: string]: number;
+              };
+              readonly unbondingSeconds: number;
+              readonly membership:
+                | {
+                    /** @constant */
+                    readonly mode: 'open';
+                  }
+                | {
+                    /** @constant */
+                    readonly mode: 'allowlist';
+                    readonly providers: readonly string[];
+                  };
+              /**
+               * @default {
+               *       "simulatedGpus": "refused",
+               *       "verifiedGpus": "required",
+               *       "spotChecksPerGpuHour": 1
+               *     }
+               */
+              readonly trust?: {
+                /**
+                 * @default refused
+                 * @enum {string}
+                 */
+                readonly simulatedGpus?: 'allowed' | 'refused';
+                /**
+                 * @default required
+                 * @enum {string}
+                 */
+                readonly verifiedGpus?: 'required' | 'optional';
+                /** @default 1 */
+                readonly spotChecksPerGpuHour?: number;
+              };
+              /**
+               * @default {
+               *       "appealSeconds": 0,
+               *       "destination": "treasury",
+               *       "jailSeconds": 0
+               *     }
+               */
+              readonly slashingPolicy?: {
+                /** @default 0 */
+                readonly appealSeconds?: number;
+                /**
+                 * @default treasury
+                 * @enum {string}
+                 */
+                readonly destination?: 'burn' | 'treasury' | 'refund-tenant';
+                /** @default 0 */
+                readonly jailSeconds?: number;
+              };
+              /**
+               * @default {
+               *       "mode": "owner"
+               *     }
+               */
+              readonly governance?:
+                | {
+                    /** @constant */
+                    readonly mode: 'owner';
+                  }
+                | {
+                    /** @constant */
+                    readonly mode: 'stake-vote';
+                    readonly quorumBps: number;
+                    readonly thresholdBps: number;
+                    readonly votingSeconds: number;
+                    readonly delaySeconds: number;
+                  };
+            };
+          }
+        | {
+            /** @constant */
+            readonly kind: 'overturn-slash';
+            readonly slashId: string;
+          };
     };
     /** @description A deposit to the caller's own wallet, in minor units. */
     readonly Deposit: {
@@ -1225,6 +1544,17 @@ export interface components {
         readonly column?: number;
       }[];
     };
+    /** @description The proposal was recorded; settlement opens or rejects it asynchronously. */
+    readonly ProposalAccepted: {
+      /** @description the request's id (`X-Correlation-Id`): the correlation of what it caused */
+      readonly requestId: string;
+      readonly type: string;
+      /** @constant */
+      readonly status: 'accepted';
+      readonly detail: string;
+      /** @description the proposal's id: GET /v1/subnets/{subnetId}/proposals/{proposalId} */
+      readonly proposalId: string;
+    };
     /** @description One provider as discovery knows it, with its trust from benchmarking: each GPU's verification, its reliability and its latest challenges with their evidence. */
     readonly Provider: {
       readonly providerId: string;
@@ -1394,6 +1724,11 @@ export interface components {
       }[];
       readonly nextAfterSequence: number | null;
     };
+    /** @description Stake to add to your delegation to a member provider. */
+    readonly SubnetDelegation: {
+      readonly providerId: string;
+      readonly amount: string;
+    };
     readonly SubnetEconomics: {
       readonly subnetId: string;
       readonly exists: boolean;
@@ -1456,6 +1791,42 @@ export interface components {
           /** @default 1 */
           readonly spotChecksPerGpuHour: number;
         };
+        /**
+         * @default {
+         *       "appealSeconds": 0,
+         *       "destination": "treasury",
+         *       "jailSeconds": 0
+         *     }
+         */
+        readonly slashingPolicy: {
+          /** @default 0 */
+          readonly appealSeconds: number;
+          /**
+           * @default treasury
+           * @enum {string}
+           */
+          readonly destination: 'burn' | 'treasury' | 'refund-tenant';
+          /** @default 0 */
+          readonly jailSeconds: number;
+        };
+        /**
+         * @default {
+         *       "mode": "owner"
+         *     }
+         */
+        readonly governance:
+          | {
+              /** @constant */
+              readonly mode: 'owner';
+            }
+          | {
+              /** @constant */
+              readonly mode: 'stake-vote';
+              readonly quorumBps: number;
+              readonly thresholdBps: number;
+              readonly votingSeconds: number;
+              readonly delaySeconds: number;
+            };
       } | null;
       readonly ownerStake: string;
       readonly treasury: string;
@@ -1466,6 +1837,10 @@ export interface components {
         readonly status: 'active' | 'unbonding' | 'released';
         readonly unbondsAt: string | null;
         readonly slashed: string;
+        /** @enum {string} */
+        readonly standing?: 'good' | 'below-minimum-stake' | 'jailed' | 'unbonding' | 'released';
+        readonly jailedUntil?: string | null;
+        readonly delegated?: string;
       }[];
       readonly totalProviderStake: string;
       readonly jobsSettled: number;
@@ -1473,7 +1848,8 @@ export interface components {
       readonly subnetFees: string;
       readonly lastRejection?: {
         /** @enum {string} */
-        readonly request: 'create' | 'update-parameters' | 'join' | 'leave';
+        readonly request:
+          'create' | 'update-parameters' | 'join' | 'leave' | 'propose' | 'vote' | 'delegate' | 'undelegate';
         readonly requesterId: string;
         /** @enum {string} */
         readonly reason:
@@ -1485,11 +1861,270 @@ export interface components {
           | 'not-allowed'
           | 'already-member'
           | 'not-member'
-          | 'invalid-parameters';
+          | 'invalid-parameters'
+          | 'governance-mode'
+          | 'unknown-proposal'
+          | 'proposal-exists'
+          | 'voting-closed'
+          | 'not-a-voter'
+          | 'unknown-slash'
+          | 'appeal-closed'
+          | 'not-delegated';
         readonly message: string;
         /** Format: date-time */
         readonly rejectedAt: string;
       } | null;
+      readonly proposals?: readonly {
+        readonly proposalId: string;
+        readonly proposerId: string;
+        readonly title: string;
+        /** @enum {string} */
+        readonly kind: 'parameters' | 'overturn-slash';
+        readonly slashId: string | null;
+        /** @enum {string} */
+        readonly decidedBy: 'stake-vote' | 'owner';
+        /** @enum {string} */
+        readonly status: 'open' | 'passed' | 'rejected' | 'applied';
+        readonly reason: ('threshold-met' | 'quorum-not-met' | 'threshold-not-met' | 'superseded') | null;
+        readonly yes: string;
+        readonly no: string;
+        readonly abstain: string;
+        readonly electorate: string;
+        /** Format: date-time */
+        readonly votingEndsAt: string;
+        readonly takesEffectAt: string | null;
+        readonly appliedVersion: number | null;
+      }[];
+      readonly delegations?: readonly {
+        readonly delegatorId: string;
+        readonly providerId: string;
+        readonly amount: string;
+        /** @enum {string} */
+        readonly status: 'active' | 'unbonding' | 'released';
+        readonly unbondsAt: string | null;
+        readonly slashed: string;
+        readonly rewards: string;
+      }[];
+      readonly slashes?: readonly {
+        readonly slashId: string;
+        readonly providerId: string;
+        readonly evidence: {
+          /** @enum {string} */
+          readonly kind:
+            | 'host-lost'
+            | 'rank-crashed'
+            | 'invalid-result'
+            | 'claim-mismatch'
+            | 'abandoned'
+            | 'usage-disputed';
+          /** @enum {string} */
+          readonly source: 'challenge' | 'job-fault' | 'usage-dispute';
+          readonly jobId: string | null;
+          readonly reference: string;
+          readonly detail: string;
+        };
+        readonly amount: string;
+        readonly shares: readonly {
+          readonly stakerId: string;
+          /** @enum {string} */
+          readonly role: 'provider' | 'delegator';
+          readonly amount: string;
+        }[];
+        /** @enum {string} */
+        readonly destination: 'burn' | 'treasury' | 'refund-tenant';
+        readonly beneficiaryId: string | null;
+        /** @enum {string} */
+        readonly status: 'held' | 'taken' | 'overturned';
+        /** Format: date-time */
+        readonly appealUntil: string;
+        /** Format: date-time */
+        readonly jailedUntil: string;
+        readonly appealProposalId: string | null;
+      }[];
+      readonly health?: {
+        readonly activeProviders: number;
+        readonly providersInGoodStanding: number;
+        readonly gpuSecondsSettled: number;
+        readonly volume: string;
+        readonly totalStake: string;
+        readonly delegatedStake: string;
+        readonly slashedToTreasury: string;
+        readonly slashedBurned: string;
+        readonly slashedRefunded: string;
+      };
+    };
+    /** @description A proposal as it stands: open, or decided with its tally. */
+    readonly SubnetProposal: {
+      readonly proposalId: string;
+      readonly proposerId: string;
+      readonly title: string;
+      /** @enum {string} */
+      readonly kind: 'parameters' | 'overturn-slash';
+      readonly slashId: string | null;
+      /** @enum {string} */
+      readonly decidedBy: 'stake-vote' | 'owner';
+      /** @enum {string} */
+      readonly status: 'open' | 'passed' | 'rejected' | 'applied';
+      readonly reason: ('threshold-met' | 'quorum-not-met' | 'threshold-not-met' | 'superseded') | null;
+      readonly yes: string;
+      readonly no: string;
+      readonly abstain: string;
+      readonly electorate: string;
+      /** Format: date-time */
+      readonly votingEndsAt: string;
+      readonly takesEffectAt: string | null;
+      readonly appliedVersion: number | null;
+    };
+    /** @description The subnet's proposals, newest first (at most 50). */
+    readonly SubnetProposalList: {
+      readonly items: readonly components['schemas']['SubnetProposal'][];
+    };
+    readonly SubnetSlashAppeal: {
+      /** @description Default: `appeal against <slashId>`. */
+      readonly title?: string;
+      /** @description Your id for the appeal's proposal; generated when absent. */
+      readonly proposalId?: string;
+    };
+    /** @description Your stake account in the subnet and each of your delegations' accounts, entry by entry. */
+    readonly SubnetStakeStatement: {
+      readonly subnetId: string;
+      readonly asset: string;
+      readonly accounts: readonly {
+        readonly accountId: string;
+        /** @enum {string} */
+        readonly role: 'stake' | 'delegation';
+        readonly providerId: string | null;
+        readonly account: {
+          readonly accountId: string;
+          readonly asset: string;
+          /** @enum {string} */
+          readonly purpose: 'wallet' | 'escrow' | 'payable' | 'treasury' | 'fees' | 'stake' | 'chain';
+          readonly ownerId: string;
+          readonly debitsPending: string;
+          readonly debitsPosted: string;
+          readonly creditsPending: string;
+          readonly creditsPosted: string;
+          readonly balance: string;
+          readonly available: string;
+        } | null;
+        readonly entries: readonly {
+          readonly transferId: string;
+          readonly sequence: number;
+          /** @enum {string} */
+          readonly kind: 'posted' | 'pending' | 'post-pending' | 'void-pending';
+          readonly code: string;
+          readonly debitAccountId: string;
+          readonly creditAccountId: string;
+          readonly amount: string;
+          readonly pendingId: string | null;
+          readonly jobId: string | null;
+          /** Format: date-time */
+          readonly at: string;
+          /** @enum {string} */
+          readonly direction: 'debit' | 'credit';
+        }[];
+        readonly nextAfterSequence: number | null;
+      }[];
+    };
+    readonly SubnetVote: {
+      /** @enum {string} */
+      readonly choice: 'yes' | 'no' | 'abstain';
+    };
+    /** @description The subnet's whole new parameter set. */
+    readonly UpdateSubnetParameters: {
+      readonly parameters: {
+        readonly gpuClasses: readonly string[];
+        readonly pricing:
+          | {
+              /** @constant */
+              readonly mode: 'fixed';
+              readonly pricePerGpuHour: {
+                readonly [key: string]: string;
+              };
+            }
+          | {
+              /** @constant */
+              readonly mode: 'auction';
+              readonly reservePricePerGpuHour: {
+                readonly [key: string]: string;
+              };
+            };
+        readonly billingIncrementSeconds: number;
+        readonly minimumChargeSeconds: number;
+        readonly subnetFeeBps: number;
+        readonly providerMinStake: string;
+        readonly slashing: {
+          readonly [key: string]: number;
+        };
+        readonly unbondingSeconds: number;
+        readonly membership:
+          | {
+              /** @constant */
+              readonly mode: 'open';
+            }
+          | {
+              /** @constant */
+              readonly mode: 'allowlist';
+              readonly providers: readonly string[];
+            };
+        /**
+         * @default {
+         *       "simulatedGpus": "refused",
+         *       "verifiedGpus": "required",
+         *       "spotChecksPerGpuHour": 1
+         *     }
+         */
+        readonly trust?: {
+          /**
+           * @default refused
+           * @enum {string}
+           */
+          readonly simulatedGpus?: 'allowed' | 'refused';
+          /**
+           * @default required
+           * @enum {string}
+           */
+          readonly verifiedGpus?: 'required' | 'optional';
+          /** @default 1 */
+          readonly spotChecksPerGpuHour?: number;
+        };
+        /**
+         * @default {
+         *       "appealSeconds": 0,
+         *       "destination": "treasury",
+         *       "jailSeconds": 0
+         *     }
+         */
+        readonly slashingPolicy?: {
+          /** @default 0 */
+          readonly appealSeconds?: number;
+          /**
+           * @default treasury
+           * @enum {string}
+           */
+          readonly destination?: 'burn' | 'treasury' | 'refund-tenant';
+          /** @default 0 */
+          readonly jailSeconds?: number;
+        };
+        /**
+         * @default {
+         *       "mode": "owner"
+         *     }
+         */
+        readonly governance?:
+          | {
+              /** @constant */
+              readonly mode: 'owner';
+            }
+          | {
+              /** @constant */
+              readonly mode: 'stake-vote';
+              readonly quorumBps: number;
+              readonly thresholdBps: number;
+              readonly votingSeconds: number;
+              readonly delaySeconds: number;
+            };
+      };
     };
     readonly Withdrawal: {
       readonly asset: string;
@@ -2745,6 +3380,875 @@ export interface operations {
       };
       /** @description Idempotency-Key reused with another request */
       readonly 422: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description rate limited (Retry-After) */
+      readonly 429: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description an error (RFC 9457 problem details) */
+      readonly default: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  readonly updateSubnetParameters: {
+    readonly parameters: {
+      readonly query?: never;
+      readonly header?: {
+        /** @description Retries with the same key and body get the first response; another body gets 422. */
+        readonly 'Idempotency-Key'?: string;
+      };
+      readonly path: {
+        readonly subnetId: string;
+      };
+      readonly cookie?: never;
+    };
+    readonly requestBody: {
+      readonly content: {
+        readonly 'application/json': components['schemas']['UpdateSubnetParameters'];
+      };
+    };
+    readonly responses: {
+      /** @description requested; settlement applies or rejects it */
+      readonly 202: {
+        headers: {
+          /** @description This request's id (UUIDv7): the correlation and cause of the events it appended, and the correlation of every event that follows from them. A replay gives the first request’s. */
+          readonly 'X-Correlation-Id'?: string;
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/json': components['schemas']['Accepted'];
+        };
+      };
+      /** @description invalid request */
+      readonly 400: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description missing or invalid API key */
+      readonly 401: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description the API key lacks the `submit` scope */
+      readonly 403: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description body too large */
+      readonly 413: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Idempotency-Key reused with another request */
+      readonly 422: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description rate limited (Retry-After) */
+      readonly 429: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description an error (RFC 9457 problem details) */
+      readonly default: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  readonly leaveSubnet: {
+    readonly parameters: {
+      readonly query?: never;
+      readonly header?: {
+        /** @description Retries with the same key and body get the first response; another body gets 422. */
+        readonly 'Idempotency-Key'?: string;
+      };
+      readonly path: {
+        readonly subnetId: string;
+      };
+      readonly cookie?: never;
+    };
+    readonly requestBody?: never;
+    readonly responses: {
+      /** @description requested */
+      readonly 202: {
+        headers: {
+          /** @description This request's id (UUIDv7): the correlation and cause of the events it appended, and the correlation of every event that follows from them. A replay gives the first request’s. */
+          readonly 'X-Correlation-Id'?: string;
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/json': components['schemas']['Accepted'];
+        };
+      };
+      /** @description invalid request */
+      readonly 400: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description missing or invalid API key */
+      readonly 401: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description the API key lacks the `submit` scope */
+      readonly 403: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Idempotency-Key reused with another request */
+      readonly 422: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description rate limited (Retry-After) */
+      readonly 429: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description an error (RFC 9457 problem details) */
+      readonly default: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  readonly listSubnetProposals: {
+    readonly parameters: {
+      readonly query?: never;
+      readonly header?: never;
+      readonly path: {
+        readonly subnetId: string;
+      };
+      readonly cookie?: never;
+    };
+    readonly requestBody?: never;
+    readonly responses: {
+      /** @description the proposals */
+      readonly 200: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/json': components['schemas']['SubnetProposalList'];
+        };
+      };
+      /** @description invalid request */
+      readonly 400: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description missing or invalid API key */
+      readonly 401: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description the API key lacks the `read` scope */
+      readonly 403: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description no such subnet */
+      readonly 404: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description rate limited (Retry-After) */
+      readonly 429: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description an error (RFC 9457 problem details) */
+      readonly default: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  readonly proposeSubnetChange: {
+    readonly parameters: {
+      readonly query?: never;
+      readonly header?: {
+        /** @description Retries with the same key and body get the first response; another body gets 422. */
+        readonly 'Idempotency-Key'?: string;
+      };
+      readonly path: {
+        readonly subnetId: string;
+      };
+      readonly cookie?: never;
+    };
+    readonly requestBody: {
+      readonly content: {
+        readonly 'application/json': components['schemas']['CreateSubnetProposal'];
+      };
+    };
+    readonly responses: {
+      /** @description requested; settlement opens or rejects it */
+      readonly 202: {
+        headers: {
+          /** @description This request's id (UUIDv7): the correlation and cause of the events it appended, and the correlation of every event that follows from them. A replay gives the first request’s. */
+          readonly 'X-Correlation-Id'?: string;
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/json': components['schemas']['ProposalAccepted'];
+        };
+      };
+      /** @description invalid request */
+      readonly 400: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description missing or invalid API key */
+      readonly 401: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description the API key lacks the `submit` scope */
+      readonly 403: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description body too large */
+      readonly 413: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Idempotency-Key reused with another request */
+      readonly 422: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description rate limited (Retry-After) */
+      readonly 429: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description an error (RFC 9457 problem details) */
+      readonly default: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  readonly getSubnetProposal: {
+    readonly parameters: {
+      readonly query?: never;
+      readonly header?: never;
+      readonly path: {
+        readonly subnetId: string;
+        readonly proposalId: string;
+      };
+      readonly cookie?: never;
+    };
+    readonly requestBody?: never;
+    readonly responses: {
+      /** @description the proposal */
+      readonly 200: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/json': components['schemas']['SubnetProposal'];
+        };
+      };
+      /** @description invalid request */
+      readonly 400: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description missing or invalid API key */
+      readonly 401: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description the API key lacks the `read` scope */
+      readonly 403: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description no such subnet, or no such proposal among its 50 newest */
+      readonly 404: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description rate limited (Retry-After) */
+      readonly 429: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description an error (RFC 9457 problem details) */
+      readonly default: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  readonly voteOnSubnetProposal: {
+    readonly parameters: {
+      readonly query?: never;
+      readonly header?: {
+        /** @description Retries with the same key and body get the first response; another body gets 422. */
+        readonly 'Idempotency-Key'?: string;
+      };
+      readonly path: {
+        readonly subnetId: string;
+        readonly proposalId: string;
+      };
+      readonly cookie?: never;
+    };
+    readonly requestBody: {
+      readonly content: {
+        readonly 'application/json': components['schemas']['SubnetVote'];
+      };
+    };
+    readonly responses: {
+      /** @description requested */
+      readonly 202: {
+        headers: {
+          /** @description This request's id (UUIDv7): the correlation and cause of the events it appended, and the correlation of every event that follows from them. A replay gives the first request’s. */
+          readonly 'X-Correlation-Id'?: string;
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/json': components['schemas']['Accepted'];
+        };
+      };
+      /** @description invalid request */
+      readonly 400: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description missing or invalid API key */
+      readonly 401: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description the API key lacks the `submit` scope */
+      readonly 403: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description body too large */
+      readonly 413: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Idempotency-Key reused with another request */
+      readonly 422: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description rate limited (Retry-After) */
+      readonly 429: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description an error (RFC 9457 problem details) */
+      readonly default: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  readonly delegateSubnetStake: {
+    readonly parameters: {
+      readonly query?: never;
+      readonly header?: {
+        /** @description Retries with the same key and body get the first response; another body gets 422. */
+        readonly 'Idempotency-Key'?: string;
+      };
+      readonly path: {
+        readonly subnetId: string;
+      };
+      readonly cookie?: never;
+    };
+    readonly requestBody: {
+      readonly content: {
+        readonly 'application/json': components['schemas']['SubnetDelegation'];
+      };
+    };
+    readonly responses: {
+      /** @description requested */
+      readonly 202: {
+        headers: {
+          /** @description This request's id (UUIDv7): the correlation and cause of the events it appended, and the correlation of every event that follows from them. A replay gives the first request’s. */
+          readonly 'X-Correlation-Id'?: string;
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/json': components['schemas']['Accepted'];
+        };
+      };
+      /** @description invalid request */
+      readonly 400: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description missing or invalid API key */
+      readonly 401: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description the API key lacks the `submit` scope */
+      readonly 403: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description body too large */
+      readonly 413: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Idempotency-Key reused with another request */
+      readonly 422: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description rate limited (Retry-After) */
+      readonly 429: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description an error (RFC 9457 problem details) */
+      readonly default: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  readonly undelegateSubnetStake: {
+    readonly parameters: {
+      readonly query?: never;
+      readonly header?: {
+        /** @description Retries with the same key and body get the first response; another body gets 422. */
+        readonly 'Idempotency-Key'?: string;
+      };
+      readonly path: {
+        readonly subnetId: string;
+        readonly providerId: string;
+      };
+      readonly cookie?: never;
+    };
+    readonly requestBody?: never;
+    readonly responses: {
+      /** @description requested */
+      readonly 202: {
+        headers: {
+          /** @description This request's id (UUIDv7): the correlation and cause of the events it appended, and the correlation of every event that follows from them. A replay gives the first request’s. */
+          readonly 'X-Correlation-Id'?: string;
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/json': components['schemas']['Accepted'];
+        };
+      };
+      /** @description invalid request */
+      readonly 400: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description missing or invalid API key */
+      readonly 401: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description the API key lacks the `submit` scope */
+      readonly 403: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Idempotency-Key reused with another request */
+      readonly 422: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description rate limited (Retry-After) */
+      readonly 429: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description an error (RFC 9457 problem details) */
+      readonly default: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  readonly appealSubnetSlash: {
+    readonly parameters: {
+      readonly query?: never;
+      readonly header?: {
+        /** @description Retries with the same key and body get the first response; another body gets 422. */
+        readonly 'Idempotency-Key'?: string;
+      };
+      readonly path: {
+        readonly subnetId: string;
+        readonly slashId: string;
+      };
+      readonly cookie?: never;
+    };
+    readonly requestBody?: {
+      readonly content: {
+        readonly 'application/json': components['schemas']['SubnetSlashAppeal'];
+      };
+    };
+    readonly responses: {
+      /** @description requested; settlement opens or rejects it */
+      readonly 202: {
+        headers: {
+          /** @description This request's id (UUIDv7): the correlation and cause of the events it appended, and the correlation of every event that follows from them. A replay gives the first request’s. */
+          readonly 'X-Correlation-Id'?: string;
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/json': components['schemas']['ProposalAccepted'];
+        };
+      };
+      /** @description invalid request */
+      readonly 400: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description missing or invalid API key */
+      readonly 401: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description the API key lacks the `submit` scope */
+      readonly 403: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description body too large */
+      readonly 413: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Idempotency-Key reused with another request */
+      readonly 422: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description rate limited (Retry-After) */
+      readonly 429: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description an error (RFC 9457 problem details) */
+      readonly default: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  readonly subnetStakeStatement: {
+    readonly parameters: {
+      readonly query?: {
+        /** @description Entries recorded after this ledger sequence, in every account (paging). */
+        readonly afterSequence?: number;
+        /** @description 1–1000, default 100. */
+        readonly limit?: number;
+      };
+      readonly header?: never;
+      readonly path: {
+        readonly subnetId: string;
+      };
+      readonly cookie?: never;
+    };
+    readonly requestBody?: never;
+    readonly responses: {
+      /** @description the accounts and their entries */
+      readonly 200: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/json': components['schemas']['SubnetStakeStatement'];
+        };
+      };
+      /** @description invalid request */
+      readonly 400: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description missing or invalid API key */
+      readonly 401: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description the API key lacks the `read` scope */
+      readonly 403: {
+        headers: {
+          readonly [name: string]: unknown;
+        };
+        content: {
+          readonly 'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description no such subnet */
+      readonly 404: {
         headers: {
           readonly [name: string]: unknown;
         };

@@ -271,7 +271,14 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
               type: 'object',
               propertyNames: {
                 type: 'string',
-                enum: ['host-lost', 'rank-crashed', 'invalid-result', 'claim-mismatch', 'abandoned'],
+                enum: [
+                  'host-lost',
+                  'rank-crashed',
+                  'invalid-result',
+                  'claim-mismatch',
+                  'abandoned',
+                  'usage-disputed',
+                ],
               },
               additionalProperties: { type: 'integer', minimum: 0, maximum: 10000 },
             },
@@ -309,6 +316,43 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
               },
               additionalProperties: false,
             },
+            slashingPolicy: {
+              default: { appealSeconds: 0, destination: 'treasury', jailSeconds: 0 },
+              type: 'object',
+              properties: {
+                appealSeconds: { default: 0, type: 'integer', minimum: 0, maximum: 2592000 },
+                destination: {
+                  default: 'treasury',
+                  type: 'string',
+                  enum: ['burn', 'treasury', 'refund-tenant'],
+                },
+                jailSeconds: { default: 0, type: 'integer', minimum: 0, maximum: 31536000 },
+              },
+              additionalProperties: false,
+            },
+            governance: {
+              default: { mode: 'owner' },
+              oneOf: [
+                {
+                  type: 'object',
+                  properties: { mode: { type: 'string', const: 'owner' } },
+                  required: ['mode'],
+                  additionalProperties: false,
+                },
+                {
+                  type: 'object',
+                  properties: {
+                    mode: { type: 'string', const: 'stake-vote' },
+                    quorumBps: { type: 'integer', minimum: 1, maximum: 10000 },
+                    thresholdBps: { type: 'integer', minimum: 5001, maximum: 10000 },
+                    votingSeconds: { type: 'integer', minimum: 1, maximum: 2592000 },
+                    delaySeconds: { type: 'integer', minimum: 0, maximum: 2592000 },
+                  },
+                  required: ['mode', 'quorumBps', 'thresholdBps', 'votingSeconds', 'delaySeconds'],
+                  additionalProperties: false,
+                },
+              ],
+            },
           },
           required: [
             'gpuClasses',
@@ -325,6 +369,187 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
         },
       },
       required: ['subnetId', 'asset', 'stake', 'parameters'],
+      additionalProperties: false,
+    },
+    CreateSubnetProposal: {
+      type: 'object',
+      properties: {
+        proposalId: {
+          description: 'Your id for the proposal (unique in the subnet); generated when absent.',
+          type: 'string',
+          pattern: '^[A-Za-z0-9_-]{1,128}$',
+        },
+        title: { type: 'string', minLength: 1, maxLength: 200 },
+        change: {
+          oneOf: [
+            {
+              type: 'object',
+              properties: {
+                kind: { type: 'string', const: 'parameters' },
+                parameters: {
+                  type: 'object',
+                  properties: {
+                    gpuClasses: {
+                      minItems: 1,
+                      maxItems: 64,
+                      type: 'array',
+                      items: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' },
+                    },
+                    pricing: {
+                      oneOf: [
+                        {
+                          type: 'object',
+                          properties: {
+                            mode: { type: 'string', const: 'fixed' },
+                            pricePerGpuHour: {
+                              type: 'object',
+                              propertyNames: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' },
+                              additionalProperties: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+                            },
+                          },
+                          required: ['mode', 'pricePerGpuHour'],
+                          additionalProperties: false,
+                        },
+                        {
+                          type: 'object',
+                          properties: {
+                            mode: { type: 'string', const: 'auction' },
+                            reservePricePerGpuHour: {
+                              type: 'object',
+                              propertyNames: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' },
+                              additionalProperties: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+                            },
+                          },
+                          required: ['mode', 'reservePricePerGpuHour'],
+                          additionalProperties: false,
+                        },
+                      ],
+                    },
+                    billingIncrementSeconds: { type: 'integer', minimum: 1, maximum: 3600 },
+                    minimumChargeSeconds: { type: 'integer', minimum: 0, maximum: 86400 },
+                    subnetFeeBps: { type: 'integer', minimum: 0, maximum: 5000 },
+                    providerMinStake: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+                    slashing: {
+                      type: 'object',
+                      propertyNames: {
+                        type: 'string',
+                        enum: [
+                          'host-lost',
+                          'rank-crashed',
+                          'invalid-result',
+                          'claim-mismatch',
+                          'abandoned',
+                          'usage-disputed',
+                        ],
+                      },
+                      additionalProperties: { type: 'integer', minimum: 0, maximum: 10000 },
+                    },
+                    unbondingSeconds: { type: 'integer', minimum: 0, maximum: 7776000 },
+                    membership: {
+                      oneOf: [
+                        {
+                          type: 'object',
+                          properties: { mode: { type: 'string', const: 'open' } },
+                          required: ['mode'],
+                          additionalProperties: false,
+                        },
+                        {
+                          type: 'object',
+                          properties: {
+                            mode: { type: 'string', const: 'allowlist' },
+                            providers: {
+                              maxItems: 10000,
+                              type: 'array',
+                              items: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$' },
+                            },
+                          },
+                          required: ['mode', 'providers'],
+                          additionalProperties: false,
+                        },
+                      ],
+                    },
+                    trust: {
+                      default: {
+                        simulatedGpus: 'refused',
+                        verifiedGpus: 'required',
+                        spotChecksPerGpuHour: 1,
+                      },
+                      type: 'object',
+                      properties: {
+                        simulatedGpus: { default: 'refused', type: 'string', enum: ['allowed', 'refused'] },
+                        verifiedGpus: { default: 'required', type: 'string', enum: ['required', 'optional'] },
+                        spotChecksPerGpuHour: { default: 1, type: 'number', minimum: 0, maximum: 60 },
+                      },
+                      additionalProperties: false,
+                    },
+                    slashingPolicy: {
+                      default: { appealSeconds: 0, destination: 'treasury', jailSeconds: 0 },
+                      type: 'object',
+                      properties: {
+                        appealSeconds: { default: 0, type: 'integer', minimum: 0, maximum: 2592000 },
+                        destination: {
+                          default: 'treasury',
+                          type: 'string',
+                          enum: ['burn', 'treasury', 'refund-tenant'],
+                        },
+                        jailSeconds: { default: 0, type: 'integer', minimum: 0, maximum: 31536000 },
+                      },
+                      additionalProperties: false,
+                    },
+                    governance: {
+                      default: { mode: 'owner' },
+                      oneOf: [
+                        {
+                          type: 'object',
+                          properties: { mode: { type: 'string', const: 'owner' } },
+                          required: ['mode'],
+                          additionalProperties: false,
+                        },
+                        {
+                          type: 'object',
+                          properties: {
+                            mode: { type: 'string', const: 'stake-vote' },
+                            quorumBps: { type: 'integer', minimum: 1, maximum: 10000 },
+                            thresholdBps: { type: 'integer', minimum: 5001, maximum: 10000 },
+                            votingSeconds: { type: 'integer', minimum: 1, maximum: 2592000 },
+                            delaySeconds: { type: 'integer', minimum: 0, maximum: 2592000 },
+                          },
+                          required: ['mode', 'quorumBps', 'thresholdBps', 'votingSeconds', 'delaySeconds'],
+                          additionalProperties: false,
+                        },
+                      ],
+                    },
+                  },
+                  required: [
+                    'gpuClasses',
+                    'pricing',
+                    'billingIncrementSeconds',
+                    'minimumChargeSeconds',
+                    'subnetFeeBps',
+                    'providerMinStake',
+                    'slashing',
+                    'unbondingSeconds',
+                    'membership',
+                  ],
+                  additionalProperties: false,
+                },
+              },
+              required: ['kind', 'parameters'],
+              additionalProperties: false,
+            },
+            {
+              type: 'object',
+              properties: {
+                kind: { type: 'string', const: 'overturn-slash' },
+                slashId: { type: 'string', pattern: '^slash-[0-9a-f]{32}$' },
+              },
+              required: ['kind', 'slashId'],
+              additionalProperties: false,
+            },
+          ],
+        },
+      },
+      required: ['title', 'change'],
       additionalProperties: false,
     },
     Deposit: {
@@ -1640,6 +1865,25 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
       additionalProperties: false,
       description: 'RFC 9457 problem details, with `code` and the fields at fault.',
     },
+    ProposalAccepted: {
+      type: 'object',
+      properties: {
+        requestId: {
+          type: 'string',
+          description: "the request's id (`X-Correlation-Id`): the correlation of what it caused",
+        },
+        type: { type: 'string' },
+        status: { type: 'string', const: 'accepted' },
+        detail: { type: 'string' },
+        proposalId: {
+          type: 'string',
+          description: "the proposal's id: GET /v1/subnets/{subnetId}/proposals/{proposalId}",
+        },
+      },
+      required: ['requestId', 'type', 'status', 'detail', 'proposalId'],
+      additionalProperties: false,
+      description: 'The proposal was recorded; settlement opens or rejects it asynchronously.',
+    },
     Provider: {
       type: 'object',
       properties: {
@@ -2052,6 +2296,16 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
       required: ['account', 'entries', 'nextAfterSequence'],
       additionalProperties: false,
     },
+    SubnetDelegation: {
+      type: 'object',
+      properties: {
+        providerId: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$' },
+        amount: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+      },
+      required: ['providerId', 'amount'],
+      additionalProperties: false,
+      description: 'Stake to add to your delegation to a member provider.',
+    },
     SubnetEconomics: {
       type: 'object',
       properties: {
@@ -2109,7 +2363,14 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
                   type: 'object',
                   propertyNames: {
                     type: 'string',
-                    enum: ['host-lost', 'rank-crashed', 'invalid-result', 'claim-mismatch', 'abandoned'],
+                    enum: [
+                      'host-lost',
+                      'rank-crashed',
+                      'invalid-result',
+                      'claim-mismatch',
+                      'abandoned',
+                      'usage-disputed',
+                    ],
                   },
                   additionalProperties: { type: 'integer', minimum: 0, maximum: 10000 },
                 },
@@ -2148,6 +2409,44 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
                   required: ['simulatedGpus', 'verifiedGpus', 'spotChecksPerGpuHour'],
                   additionalProperties: false,
                 },
+                slashingPolicy: {
+                  default: { appealSeconds: 0, destination: 'treasury', jailSeconds: 0 },
+                  type: 'object',
+                  properties: {
+                    appealSeconds: { default: 0, type: 'integer', minimum: 0, maximum: 2592000 },
+                    destination: {
+                      default: 'treasury',
+                      type: 'string',
+                      enum: ['burn', 'treasury', 'refund-tenant'],
+                    },
+                    jailSeconds: { default: 0, type: 'integer', minimum: 0, maximum: 31536000 },
+                  },
+                  required: ['appealSeconds', 'destination', 'jailSeconds'],
+                  additionalProperties: false,
+                },
+                governance: {
+                  default: { mode: 'owner' },
+                  oneOf: [
+                    {
+                      type: 'object',
+                      properties: { mode: { type: 'string', const: 'owner' } },
+                      required: ['mode'],
+                      additionalProperties: false,
+                    },
+                    {
+                      type: 'object',
+                      properties: {
+                        mode: { type: 'string', const: 'stake-vote' },
+                        quorumBps: { type: 'integer', minimum: 1, maximum: 10000 },
+                        thresholdBps: { type: 'integer', minimum: 5001, maximum: 10000 },
+                        votingSeconds: { type: 'integer', minimum: 1, maximum: 2592000 },
+                        delaySeconds: { type: 'integer', minimum: 0, maximum: 2592000 },
+                      },
+                      required: ['mode', 'quorumBps', 'thresholdBps', 'votingSeconds', 'delaySeconds'],
+                      additionalProperties: false,
+                    },
+                  ],
+                },
               },
               required: [
                 'gpuClasses',
@@ -2160,6 +2459,8 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
                 'unbondingSeconds',
                 'membership',
                 'trust',
+                'slashingPolicy',
+                'governance',
               ],
               additionalProperties: false,
             },
@@ -2188,6 +2489,22 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
                 ],
               },
               slashed: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+              standing: {
+                type: 'string',
+                enum: ['good', 'below-minimum-stake', 'jailed', 'unbonding', 'released'],
+              },
+              jailedUntil: {
+                anyOf: [
+                  {
+                    type: 'string',
+                    format: 'date-time',
+                    pattern:
+                      '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$',
+                  },
+                  { type: 'null' },
+                ],
+              },
+              delegated: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
             },
             required: ['providerId', 'stake', 'status', 'unbondsAt', 'slashed'],
             additionalProperties: false,
@@ -2202,7 +2519,19 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
             {
               type: 'object',
               properties: {
-                request: { type: 'string', enum: ['create', 'update-parameters', 'join', 'leave'] },
+                request: {
+                  type: 'string',
+                  enum: [
+                    'create',
+                    'update-parameters',
+                    'join',
+                    'leave',
+                    'propose',
+                    'vote',
+                    'delegate',
+                    'undelegate',
+                  ],
+                },
                 requesterId: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$' },
                 reason: {
                   type: 'string',
@@ -2216,6 +2545,14 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
                     'already-member',
                     'not-member',
                     'invalid-parameters',
+                    'governance-mode',
+                    'unknown-proposal',
+                    'proposal-exists',
+                    'voting-closed',
+                    'not-a-voter',
+                    'unknown-slash',
+                    'appeal-closed',
+                    'not-delegated',
                   ],
                 },
                 message: { type: 'string', maxLength: 1024 },
@@ -2231,6 +2568,205 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
             },
             { type: 'null' },
           ],
+        },
+        proposals: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              proposalId: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$' },
+              proposerId: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$' },
+              title: { type: 'string', minLength: 1, maxLength: 200 },
+              kind: { type: 'string', enum: ['parameters', 'overturn-slash'] },
+              slashId: { anyOf: [{ type: 'string', pattern: '^slash-[0-9a-f]{32}$' }, { type: 'null' }] },
+              decidedBy: { type: 'string', enum: ['stake-vote', 'owner'] },
+              status: { type: 'string', enum: ['open', 'passed', 'rejected', 'applied'] },
+              reason: {
+                anyOf: [
+                  {
+                    type: 'string',
+                    enum: ['threshold-met', 'quorum-not-met', 'threshold-not-met', 'superseded'],
+                  },
+                  { type: 'null' },
+                ],
+              },
+              yes: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+              no: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+              abstain: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+              electorate: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+              votingEndsAt: {
+                type: 'string',
+                format: 'date-time',
+                pattern:
+                  '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$',
+              },
+              takesEffectAt: {
+                anyOf: [
+                  {
+                    type: 'string',
+                    format: 'date-time',
+                    pattern:
+                      '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$',
+                  },
+                  { type: 'null' },
+                ],
+              },
+              appliedVersion: {
+                anyOf: [{ type: 'integer', minimum: 2, maximum: 9007199254740991 }, { type: 'null' }],
+              },
+            },
+            required: [
+              'proposalId',
+              'proposerId',
+              'title',
+              'kind',
+              'slashId',
+              'decidedBy',
+              'status',
+              'reason',
+              'yes',
+              'no',
+              'abstain',
+              'electorate',
+              'votingEndsAt',
+              'takesEffectAt',
+              'appliedVersion',
+            ],
+            additionalProperties: false,
+          },
+        },
+        delegations: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              delegatorId: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$' },
+              providerId: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$' },
+              amount: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+              status: { type: 'string', enum: ['active', 'unbonding', 'released'] },
+              unbondsAt: {
+                anyOf: [
+                  {
+                    type: 'string',
+                    format: 'date-time',
+                    pattern:
+                      '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$',
+                  },
+                  { type: 'null' },
+                ],
+              },
+              slashed: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+              rewards: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+            },
+            required: ['delegatorId', 'providerId', 'amount', 'status', 'unbondsAt', 'slashed', 'rewards'],
+            additionalProperties: false,
+          },
+        },
+        slashes: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              slashId: { type: 'string', pattern: '^slash-[0-9a-f]{32}$' },
+              providerId: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$' },
+              evidence: {
+                type: 'object',
+                properties: {
+                  kind: {
+                    type: 'string',
+                    enum: [
+                      'host-lost',
+                      'rank-crashed',
+                      'invalid-result',
+                      'claim-mismatch',
+                      'abandoned',
+                      'usage-disputed',
+                    ],
+                  },
+                  source: { type: 'string', enum: ['challenge', 'job-fault', 'usage-dispute'] },
+                  jobId: { anyOf: [{ type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$' }, { type: 'null' }] },
+                  reference: { type: 'string', minLength: 1, maxLength: 256 },
+                  detail: { type: 'string', maxLength: 1024 },
+                },
+                required: ['kind', 'source', 'jobId', 'reference', 'detail'],
+                additionalProperties: false,
+              },
+              amount: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+              shares: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: {
+                    stakerId: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$' },
+                    role: { type: 'string', enum: ['provider', 'delegator'] },
+                    amount: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+                  },
+                  required: ['stakerId', 'role', 'amount'],
+                  additionalProperties: false,
+                },
+              },
+              destination: { type: 'string', enum: ['burn', 'treasury', 'refund-tenant'] },
+              beneficiaryId: {
+                anyOf: [{ type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$' }, { type: 'null' }],
+              },
+              status: { type: 'string', enum: ['held', 'taken', 'overturned'] },
+              appealUntil: {
+                type: 'string',
+                format: 'date-time',
+                pattern:
+                  '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$',
+              },
+              jailedUntil: {
+                type: 'string',
+                format: 'date-time',
+                pattern:
+                  '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$',
+              },
+              appealProposalId: {
+                anyOf: [{ type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$' }, { type: 'null' }],
+              },
+            },
+            required: [
+              'slashId',
+              'providerId',
+              'evidence',
+              'amount',
+              'shares',
+              'destination',
+              'beneficiaryId',
+              'status',
+              'appealUntil',
+              'jailedUntil',
+              'appealProposalId',
+            ],
+            additionalProperties: false,
+          },
+        },
+        health: {
+          type: 'object',
+          properties: {
+            activeProviders: { type: 'integer', minimum: 0, maximum: 9007199254740991 },
+            providersInGoodStanding: { type: 'integer', minimum: 0, maximum: 9007199254740991 },
+            gpuSecondsSettled: { type: 'integer', minimum: 0, maximum: 9007199254740991 },
+            volume: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+            totalStake: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+            delegatedStake: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+            slashedToTreasury: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+            slashedBurned: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+            slashedRefunded: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+          },
+          required: [
+            'activeProviders',
+            'providersInGoodStanding',
+            'gpuSecondsSettled',
+            'volume',
+            'totalStake',
+            'delegatedStake',
+            'slashedToTreasury',
+            'slashedBurned',
+            'slashedRefunded',
+          ],
+          additionalProperties: false,
         },
       },
       required: [
@@ -2249,6 +2785,363 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
         'subnetFees',
       ],
       additionalProperties: false,
+    },
+    SubnetProposal: {
+      type: 'object',
+      properties: {
+        proposalId: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$' },
+        proposerId: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$' },
+        title: { type: 'string', minLength: 1, maxLength: 200 },
+        kind: { type: 'string', enum: ['parameters', 'overturn-slash'] },
+        slashId: { anyOf: [{ type: 'string', pattern: '^slash-[0-9a-f]{32}$' }, { type: 'null' }] },
+        decidedBy: { type: 'string', enum: ['stake-vote', 'owner'] },
+        status: { type: 'string', enum: ['open', 'passed', 'rejected', 'applied'] },
+        reason: {
+          anyOf: [
+            { type: 'string', enum: ['threshold-met', 'quorum-not-met', 'threshold-not-met', 'superseded'] },
+            { type: 'null' },
+          ],
+        },
+        yes: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+        no: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+        abstain: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+        electorate: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+        votingEndsAt: {
+          type: 'string',
+          format: 'date-time',
+          pattern:
+            '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$',
+        },
+        takesEffectAt: {
+          anyOf: [
+            {
+              type: 'string',
+              format: 'date-time',
+              pattern:
+                '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$',
+            },
+            { type: 'null' },
+          ],
+        },
+        appliedVersion: {
+          anyOf: [{ type: 'integer', minimum: 2, maximum: 9007199254740991 }, { type: 'null' }],
+        },
+      },
+      required: [
+        'proposalId',
+        'proposerId',
+        'title',
+        'kind',
+        'slashId',
+        'decidedBy',
+        'status',
+        'reason',
+        'yes',
+        'no',
+        'abstain',
+        'electorate',
+        'votingEndsAt',
+        'takesEffectAt',
+        'appliedVersion',
+      ],
+      additionalProperties: false,
+      description: 'A proposal as it stands: open, or decided with its tally.',
+    },
+    SubnetProposalList: {
+      type: 'object',
+      properties: { items: { type: 'array', items: { $ref: '#/components/schemas/SubnetProposal' } } },
+      required: ['items'],
+      additionalProperties: false,
+      description: "The subnet's proposals, newest first (at most 50).",
+    },
+    SubnetSlashAppeal: {
+      type: 'object',
+      properties: {
+        title: {
+          description: 'Default: `appeal against <slashId>`.',
+          type: 'string',
+          minLength: 1,
+          maxLength: 200,
+        },
+        proposalId: {
+          description: "Your id for the appeal's proposal; generated when absent.",
+          type: 'string',
+          pattern: '^[A-Za-z0-9_-]{1,128}$',
+        },
+      },
+      additionalProperties: false,
+    },
+    SubnetStakeStatement: {
+      type: 'object',
+      properties: {
+        subnetId: { type: 'string' },
+        asset: { type: 'string', pattern: '^[A-Z][A-Z0-9]{1,11}$' },
+        accounts: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              accountId: {
+                type: 'string',
+                pattern: '^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,260}(#[0-9a-f]{2})?$',
+              },
+              role: { type: 'string', enum: ['stake', 'delegation'] },
+              providerId: { type: ['string', 'null'] },
+              account: {
+                anyOf: [
+                  {
+                    type: 'object',
+                    properties: {
+                      accountId: {
+                        type: 'string',
+                        pattern: '^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,260}(#[0-9a-f]{2})?$',
+                      },
+                      asset: { type: 'string', pattern: '^[A-Z][A-Z0-9]{1,11}$' },
+                      purpose: {
+                        type: 'string',
+                        enum: ['wallet', 'escrow', 'payable', 'treasury', 'fees', 'stake', 'chain'],
+                      },
+                      ownerId: { type: 'string' },
+                      debitsPending: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+                      debitsPosted: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+                      creditsPending: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+                      creditsPosted: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+                      balance: { type: 'string', pattern: '^(0|-?[1-9][0-9]{0,37})$' },
+                      available: { type: 'string', pattern: '^(0|-?[1-9][0-9]{0,37})$' },
+                    },
+                    required: [
+                      'accountId',
+                      'asset',
+                      'purpose',
+                      'ownerId',
+                      'debitsPending',
+                      'debitsPosted',
+                      'creditsPending',
+                      'creditsPosted',
+                      'balance',
+                      'available',
+                    ],
+                    additionalProperties: false,
+                  },
+                  { type: 'null' },
+                ],
+              },
+              entries: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: {
+                    transferId: { type: 'string' },
+                    sequence: { type: 'integer', minimum: 1, maximum: 9007199254740991 },
+                    kind: { type: 'string', enum: ['posted', 'pending', 'post-pending', 'void-pending'] },
+                    code: { type: 'string' },
+                    debitAccountId: {
+                      type: 'string',
+                      pattern: '^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,260}(#[0-9a-f]{2})?$',
+                    },
+                    creditAccountId: {
+                      type: 'string',
+                      pattern: '^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,260}(#[0-9a-f]{2})?$',
+                    },
+                    amount: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+                    pendingId: { type: ['string', 'null'] },
+                    jobId: { type: ['string', 'null'] },
+                    at: {
+                      type: 'string',
+                      format: 'date-time',
+                      pattern:
+                        '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$',
+                    },
+                    direction: { type: 'string', enum: ['debit', 'credit'] },
+                  },
+                  required: [
+                    'transferId',
+                    'sequence',
+                    'kind',
+                    'code',
+                    'debitAccountId',
+                    'creditAccountId',
+                    'amount',
+                    'pendingId',
+                    'jobId',
+                    'at',
+                    'direction',
+                  ],
+                  additionalProperties: false,
+                },
+              },
+              nextAfterSequence: {
+                anyOf: [
+                  { type: 'integer', minimum: -9007199254740991, maximum: 9007199254740991 },
+                  { type: 'null' },
+                ],
+              },
+            },
+            required: ['accountId', 'role', 'providerId', 'account', 'entries', 'nextAfterSequence'],
+            additionalProperties: false,
+          },
+        },
+      },
+      required: ['subnetId', 'asset', 'accounts'],
+      additionalProperties: false,
+      description: "Your stake account in the subnet and each of your delegations' accounts, entry by entry.",
+    },
+    SubnetVote: {
+      type: 'object',
+      properties: { choice: { type: 'string', enum: ['yes', 'no', 'abstain'] } },
+      required: ['choice'],
+      additionalProperties: false,
+    },
+    UpdateSubnetParameters: {
+      type: 'object',
+      properties: {
+        parameters: {
+          type: 'object',
+          properties: {
+            gpuClasses: {
+              minItems: 1,
+              maxItems: 64,
+              type: 'array',
+              items: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' },
+            },
+            pricing: {
+              oneOf: [
+                {
+                  type: 'object',
+                  properties: {
+                    mode: { type: 'string', const: 'fixed' },
+                    pricePerGpuHour: {
+                      type: 'object',
+                      propertyNames: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' },
+                      additionalProperties: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+                    },
+                  },
+                  required: ['mode', 'pricePerGpuHour'],
+                  additionalProperties: false,
+                },
+                {
+                  type: 'object',
+                  properties: {
+                    mode: { type: 'string', const: 'auction' },
+                    reservePricePerGpuHour: {
+                      type: 'object',
+                      propertyNames: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' },
+                      additionalProperties: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+                    },
+                  },
+                  required: ['mode', 'reservePricePerGpuHour'],
+                  additionalProperties: false,
+                },
+              ],
+            },
+            billingIncrementSeconds: { type: 'integer', minimum: 1, maximum: 3600 },
+            minimumChargeSeconds: { type: 'integer', minimum: 0, maximum: 86400 },
+            subnetFeeBps: { type: 'integer', minimum: 0, maximum: 5000 },
+            providerMinStake: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
+            slashing: {
+              type: 'object',
+              propertyNames: {
+                type: 'string',
+                enum: [
+                  'host-lost',
+                  'rank-crashed',
+                  'invalid-result',
+                  'claim-mismatch',
+                  'abandoned',
+                  'usage-disputed',
+                ],
+              },
+              additionalProperties: { type: 'integer', minimum: 0, maximum: 10000 },
+            },
+            unbondingSeconds: { type: 'integer', minimum: 0, maximum: 7776000 },
+            membership: {
+              oneOf: [
+                {
+                  type: 'object',
+                  properties: { mode: { type: 'string', const: 'open' } },
+                  required: ['mode'],
+                  additionalProperties: false,
+                },
+                {
+                  type: 'object',
+                  properties: {
+                    mode: { type: 'string', const: 'allowlist' },
+                    providers: {
+                      maxItems: 10000,
+                      type: 'array',
+                      items: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$' },
+                    },
+                  },
+                  required: ['mode', 'providers'],
+                  additionalProperties: false,
+                },
+              ],
+            },
+            trust: {
+              default: { simulatedGpus: 'refused', verifiedGpus: 'required', spotChecksPerGpuHour: 1 },
+              type: 'object',
+              properties: {
+                simulatedGpus: { default: 'refused', type: 'string', enum: ['allowed', 'refused'] },
+                verifiedGpus: { default: 'required', type: 'string', enum: ['required', 'optional'] },
+                spotChecksPerGpuHour: { default: 1, type: 'number', minimum: 0, maximum: 60 },
+              },
+              additionalProperties: false,
+            },
+            slashingPolicy: {
+              default: { appealSeconds: 0, destination: 'treasury', jailSeconds: 0 },
+              type: 'object',
+              properties: {
+                appealSeconds: { default: 0, type: 'integer', minimum: 0, maximum: 2592000 },
+                destination: {
+                  default: 'treasury',
+                  type: 'string',
+                  enum: ['burn', 'treasury', 'refund-tenant'],
+                },
+                jailSeconds: { default: 0, type: 'integer', minimum: 0, maximum: 31536000 },
+              },
+              additionalProperties: false,
+            },
+            governance: {
+              default: { mode: 'owner' },
+              oneOf: [
+                {
+                  type: 'object',
+                  properties: { mode: { type: 'string', const: 'owner' } },
+                  required: ['mode'],
+                  additionalProperties: false,
+                },
+                {
+                  type: 'object',
+                  properties: {
+                    mode: { type: 'string', const: 'stake-vote' },
+                    quorumBps: { type: 'integer', minimum: 1, maximum: 10000 },
+                    thresholdBps: { type: 'integer', minimum: 5001, maximum: 10000 },
+                    votingSeconds: { type: 'integer', minimum: 1, maximum: 2592000 },
+                    delaySeconds: { type: 'integer', minimum: 0, maximum: 2592000 },
+                  },
+                  required: ['mode', 'quorumBps', 'thresholdBps', 'votingSeconds', 'delaySeconds'],
+                  additionalProperties: false,
+                },
+              ],
+            },
+          },
+          required: [
+            'gpuClasses',
+            'pricing',
+            'billingIncrementSeconds',
+            'minimumChargeSeconds',
+            'subnetFeeBps',
+            'providerMinStake',
+            'slashing',
+            'unbondingSeconds',
+            'membership',
+          ],
+          additionalProperties: false,
+        },
+      },
+      required: ['parameters'],
+      additionalProperties: false,
+      description: "The subnet's whole new parameter set.",
     },
     Withdrawal: {
       type: 'object',

@@ -252,7 +252,11 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     method: 'get',
     path: '/v1/subnets/{subnetId}',
     tag: 'subnets',
-    summary: "A subnet's economics: parameters, stake, treasury, members, settled volume",
+    summary:
+      "A subnet's economics: parameters, stake, treasury, members with their standing, delegations, proposals, slashes, health",
+    description:
+      'The last request on the subnet that settlement refused (`lastRejection`, any kind: create, update, ' +
+      'join, leave, propose, vote, delegate, undelegate) is shown to its requester only; null for anyone else.',
     scope: 'read',
     params: S.SubnetIdParams,
     responses: {
@@ -272,6 +276,160 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     idempotent: true,
     startsChain: true,
     responses: { 202: { description: 'requested', schema: S.AcceptedSchema } },
+  },
+  {
+    operationId: 'updateSubnetParameters',
+    method: 'post',
+    path: '/v1/subnets/{subnetId}/parameters',
+    tag: 'subnets',
+    summary: "Set a subnet's parameters as its owner (the caller's tenant): a new version, for new jobs",
+    description:
+      'Only in a subnet governed by its owner (`governance.mode: owner`); in a `stake-vote` subnet, propose ' +
+      'the change instead (settlement refuses the update: `governance-mode`). Jobs keep the version they were ' +
+      'funded under.',
+    scope: 'submit',
+    params: S.SubnetIdParams,
+    body: { schema: S.UpdateSubnetParametersBody, required: true },
+    idempotent: true,
+    startsChain: true,
+    responses: {
+      202: { description: 'requested; settlement applies or rejects it', schema: S.AcceptedSchema },
+    },
+  },
+  {
+    operationId: 'leaveSubnet',
+    method: 'post',
+    path: '/v1/subnets/{subnetId}/leave',
+    tag: 'subnets',
+    summary: "Leave a subnet as a provider (the caller's tenant): its stake unbonds, slashable meanwhile",
+    description: 'Takes no body.',
+    scope: 'submit',
+    params: S.SubnetIdParams,
+    idempotent: true,
+    startsChain: true,
+    responses: { 202: { description: 'requested', schema: S.AcceptedSchema } },
+  },
+  {
+    operationId: 'proposeSubnetChange',
+    method: 'post',
+    path: '/v1/subnets/{subnetId}/proposals',
+    tag: 'subnets',
+    summary: 'Propose a change to a stake-vote subnet as one of its members: a whole new parameter set',
+    description:
+      'Any member (owner, provider or delegator) proposes; members vote with their stake until ' +
+      "`votingEndsAt`. An `overturn-slash` change is an appeal (also `…/slashes/{slashId}/appeal`). The answer's " +
+      '`proposalId` is the one given, or one generated for it.',
+    scope: 'submit',
+    params: S.SubnetIdParams,
+    body: { schema: S.CreateProposalBody, required: true },
+    idempotent: true,
+    startsChain: true,
+    responses: {
+      202: { description: 'requested; settlement opens or rejects it', schema: S.ProposalAcceptedSchema },
+    },
+  },
+  {
+    operationId: 'listSubnetProposals',
+    method: 'get',
+    path: '/v1/subnets/{subnetId}/proposals',
+    tag: 'subnets',
+    summary:
+      "A subnet's proposals, newest first (at most 50): open ones with their tally so far, decided ones",
+    scope: 'read',
+    params: S.SubnetIdParams,
+    responses: {
+      200: { description: 'the proposals', schema: S.ProposalListSchema },
+      404: { description: 'no such subnet' },
+    },
+  },
+  {
+    operationId: 'getSubnetProposal',
+    method: 'get',
+    path: '/v1/subnets/{subnetId}/proposals/{proposalId}',
+    tag: 'subnets',
+    summary: 'One proposal of a subnet (of its 50 newest): status, tally, when it closes or takes effect',
+    scope: 'read',
+    params: S.ProposalIdParams,
+    responses: {
+      200: { description: 'the proposal', schema: S.ProposalSchema },
+      404: { description: 'no such subnet, or no such proposal among its 50 newest' },
+    },
+  },
+  {
+    operationId: 'voteOnSubnetProposal',
+    method: 'post',
+    path: '/v1/subnets/{subnetId}/proposals/{proposalId}/votes',
+    tag: 'subnets',
+    summary: "Vote on an open proposal with the caller's stake; a later vote replaces an earlier one",
+    scope: 'submit',
+    params: S.ProposalIdParams,
+    body: { schema: S.VoteBody, required: true },
+    idempotent: true,
+    startsChain: true,
+    responses: { 202: { description: 'requested', schema: S.AcceptedSchema } },
+  },
+  {
+    operationId: 'delegateSubnetStake',
+    method: 'post',
+    path: '/v1/subnets/{subnetId}/delegations',
+    tag: 'subnets',
+    summary:
+      "Delegate stake from the caller's wallet to a member provider: it shares the provider's rewards and slashes",
+    scope: 'submit',
+    params: S.SubnetIdParams,
+    body: { schema: S.DelegateBody, required: true },
+    idempotent: true,
+    startsChain: true,
+    responses: { 202: { description: 'requested', schema: S.AcceptedSchema } },
+  },
+  {
+    operationId: 'undelegateSubnetStake',
+    method: 'delete',
+    path: '/v1/subnets/{subnetId}/delegations/{providerId}',
+    tag: 'subnets',
+    summary: "Take back the caller's whole delegation to a provider: it unbonds, slashable meanwhile",
+    description: 'Takes no body.',
+    scope: 'submit',
+    params: S.DelegationParams,
+    idempotent: true,
+    startsChain: true,
+    responses: { 202: { description: 'requested', schema: S.AcceptedSchema } },
+  },
+  {
+    operationId: 'appealSubnetSlash',
+    method: 'post',
+    path: '/v1/subnets/{subnetId}/slashes/{slashId}/appeal',
+    tag: 'subnets',
+    summary:
+      'Appeal a held slash: a proposal to overturn it, decided as the subnet decides (its owner, or a stake vote)',
+    description:
+      'The same request as a proposal with change `{kind: overturn-slash, slashId}`; settlement refuses it ' +
+      'once the appeal window has closed (`appeal-closed`).',
+    scope: 'submit',
+    params: S.SlashIdParams,
+    body: { schema: S.AppealBody, required: false },
+    idempotent: true,
+    startsChain: true,
+    responses: {
+      202: { description: 'requested; settlement opens or rejects it', schema: S.ProposalAcceptedSchema },
+    },
+  },
+  {
+    operationId: 'subnetStakeStatement',
+    method: 'get',
+    path: '/v1/subnets/{subnetId}/statement',
+    tag: 'subnets',
+    summary: "The caller's stake in a subnet, entry by entry: its own stake account and each delegation's",
+    description:
+      'Accounts `<asset>:stake:<tenant>@<subnet>` and `<asset>:stake:<tenant>@<subnet>@<provider>` for each ' +
+      "provider the caller delegates to; `afterSequence` pages every account alike (ledger sequences are the ledger's).",
+    scope: 'read',
+    params: S.SubnetIdParams,
+    query: S.SubnetStatementQuery,
+    responses: {
+      200: { description: 'the accounts and their entries', schema: S.SubnetStatementSchema },
+      404: { description: 'no such subnet' },
+    },
   },
   {
     operationId: 'balances',

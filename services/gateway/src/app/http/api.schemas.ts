@@ -8,11 +8,17 @@ import {
   LedgerLegSchema,
   MinorUnitsSchema,
   PlacementExplanationSchema,
+  ProposalChangeSchema,
+  ProposalIdSchema,
+  ProposalViewSchema,
   ProviderTrustSchema,
   ProviderViewSchema,
   ReliabilitySchema,
+  SlashIdSchema,
   SubnetEconomicsQuery,
   SubnetParametersSchema,
+  SubnetProposalRequested,
+  VoteChoiceSchema,
   WithdrawalSourceSchema,
 } from '@gpunet/contracts';
 import { z } from 'zod';
@@ -300,7 +306,69 @@ export const AcceptedSchema = z
   })
   .meta({ id: 'Accepted', description: 'The request was recorded; its outcome arrives asynchronously.' });
 
+/** A proposal's request's answer: the proposal's id (the one given, or generated) with the request's. */
+export const ProposalAcceptedSchema = AcceptedSchema.extend({
+  proposalId: z.string().describe("the proposal's id: GET /v1/subnets/{subnetId}/proposals/{proposalId}"),
+}).meta({
+  id: 'ProposalAccepted',
+  description: 'The proposal was recorded; settlement opens or rejects it asynchronously.',
+});
+
 export const SubnetEconomicsSchema = SubnetEconomicsQuery.response.meta({ id: 'SubnetEconomics' });
+
+export const ProposalIdParams = z.strictObject({ subnetId: EntityIdSchema, proposalId: ProposalIdSchema });
+
+export const SlashIdParams = z.strictObject({ subnetId: EntityIdSchema, slashId: SlashIdSchema });
+
+export const DelegationParams = z.strictObject({ subnetId: EntityIdSchema, providerId: EntityIdSchema });
+
+/** A proposal's title, as the request event takes it. */
+const Title = SubnetProposalRequested.schema.shape.title;
+
+/**
+ * An amount that must move something: a delegation of nothing is refused here, naming the field.
+ * The refinement also runs on values Money's pattern refused, so it parses nothing: the pattern's
+ * one zero is '0'.
+ */
+const PositiveMoney = Money.refine((v) => v !== '0', { message: 'must be more than 0' });
+
+export const UpdateSubnetParametersBody = z
+  .strictObject({ parameters: SubnetParametersSchema })
+  .meta({ id: 'UpdateSubnetParameters', description: "The subnet's whole new parameter set." });
+
+export const CreateProposalBody = z
+  .strictObject({
+    proposalId: ProposalIdSchema.optional().meta({
+      description: 'Your id for the proposal (unique in the subnet); generated when absent.',
+    }),
+    title: Title,
+    change: ProposalChangeSchema,
+  })
+  .meta({ id: 'CreateSubnetProposal' });
+
+export const VoteBody = z.strictObject({ choice: VoteChoiceSchema }).meta({ id: 'SubnetVote' });
+
+export const DelegateBody = z
+  .strictObject({ providerId: EntityIdSchema, amount: PositiveMoney })
+  .meta({ id: 'SubnetDelegation', description: 'Stake to add to your delegation to a member provider.' });
+
+export const AppealBody = z
+  .strictObject({
+    title: Title.optional().meta({ description: 'Default: `appeal against <slashId>`.' }),
+    proposalId: ProposalIdSchema.optional().meta({
+      description: "Your id for the appeal's proposal; generated when absent.",
+    }),
+  })
+  .meta({ id: 'SubnetSlashAppeal' });
+
+export const ProposalSchema = ProposalViewSchema.meta({
+  id: 'SubnetProposal',
+  description: 'A proposal as it stands: open, or decided with its tally.',
+});
+
+export const ProposalListSchema = z
+  .object({ items: z.array(ProposalSchema) })
+  .meta({ id: 'SubnetProposalList', description: "The subnet's proposals, newest first (at most 50)." });
 
 export const BalancesQuery = z.strictObject({ asset: AssetSchema.optional() });
 
@@ -319,6 +387,34 @@ export const StatementSchema = z
     nextAfterSequence: z.int().nullable(),
   })
   .meta({ id: 'Statement' });
+
+export const SubnetStatementQuery = z.strictObject({
+  afterSequence: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0).meta({
+    description: 'Entries recorded after this ledger sequence, in every account (paging).',
+  }),
+  limit: Limit(1000, 100),
+});
+
+export const SubnetStatementSchema = z
+  .object({
+    subnetId: z.string(),
+    asset: AssetSchema,
+    accounts: z.array(
+      z.object({
+        accountId: AccountIdSchema,
+        /** `stake`: your own stake (as owner or provider); `delegation`: your delegation to `providerId`. */
+        role: z.enum(['stake', 'delegation']),
+        providerId: z.string().nullable(),
+        account: StatementSchema.shape.account,
+        entries: StatementSchema.shape.entries,
+        nextAfterSequence: StatementSchema.shape.nextAfterSequence,
+      }),
+    ),
+  })
+  .meta({
+    id: 'SubnetStakeStatement',
+    description: "Your stake account in the subnet and each of your delegations' accounts, entry by entry.",
+  });
 
 export const WithdrawalBody = z
   .strictObject({

@@ -35,3 +35,9 @@ export const parseJsonBody = <T extends z.ZodType>(
   }
   return parseInput(schema, value, 'body');
 };
+
+/** A request that takes no body: one sent anyway is refused rather than ignored. */
+export const requireNoBody = (raw: unknown): void => {
+  if (typeof raw === 'string' && raw.trim() !== '')
+    throw new RequestValidationError([{ path: 'body', message: 'this request takes no body' }]);
+};
