@@ -109,7 +109,7 @@ export class GatewayApi {
 
   /** Money on the caller's wallet from settlement's simulated chain (`POST /v1/accounts/deposits`). */
   deposit(asset: string, amount: bigint): Promise<{ chainTxId: string; available: string }> {
-    return this.post('/v1/accounts/deposits', { asset, amount: amount.toString() }, 200);
+    return this.post('/v1/accounts/deposits', { asset, amount: amount.toString() }, 201);
   }
 
   /** A subnet owned by the caller, its stake locked from the caller's wallet (`POST /v1/subnets`). */
