@@ -127,11 +127,6 @@ export class GatewayApi {
     return this.post(`/v1/subnets/${subnetId}/join`, { stake: stake.toString() });
   }
 
-  /** The caller leaves; its stake unbonds (`POST /v1/subnets/{id}/leave`). */
-  leave(subnetId: string): Promise<Accepted> {
-    return this.post(`/v1/subnets/${subnetId}/leave`, {});
-  }
-
   /** The caller delegates `amount` more to a member provider (`POST /v1/subnets/{id}/delegations`). */
   delegate(subnetId: string, providerId: string, amount: bigint): Promise<Accepted> {
     return this.post(`/v1/subnets/${subnetId}/delegations`, { providerId, amount: amount.toString() });
@@ -153,15 +148,6 @@ export class GatewayApi {
   /** The owner's direct update, for an owner-governed subnet (`POST /v1/subnets/{id}/parameters`). */
   updateParameters(subnetId: string, parameters: SubnetParameters): Promise<Accepted> {
     return this.post(`/v1/subnets/${subnetId}/parameters`, { parameters });
-  }
-
-  /** The slashed provider appeals a held slash (`POST /v1/subnets/{id}/slashes/{sid}/appeal`). */
-  appeal(
-    subnetId: string,
-    slashId: string,
-    appeal: { proposalId: string; title: string },
-  ): Promise<Accepted> {
-    return this.post(`/v1/subnets/${subnetId}/slashes/${slashId}/appeal`, appeal);
   }
 
   /** The subnet with its members, proposals, delegations, slashes and health (`GET /v1/subnets/{id}`). */

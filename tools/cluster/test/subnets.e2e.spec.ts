@@ -57,7 +57,8 @@ import {
  * - Z (sealed-bid auction, reserve 0.15): zed-a (floor 0.20) and zed-b (floor 0.30).
  *
  * 1. A job in X runs on X's members at X's price, never on beta; a job in Y on beta at Y's.
- * 2. A proposal with too little stake voting is rejected, quorum not met.
+ * 2. A proposal with too little stake voting is rejected, quorum not met; the owner's direct
+ *    update is refused (the members govern X).
  * 3. A proposal raising X's price to 1.50 and its minimum stake to 1.5 passes by stake vote: low
  *    falls below the minimum and is not offered (a 4-GPU job waits, saying so), and the next job
  *    is charged 1.50.
@@ -425,11 +426,29 @@ describe('subnets govern themselves: membership, stake votes, held slashes, seal
       appliedVersion: null,
     });
     expect(view.version).toBe(1);
+
+    // In a stake-vote subnet the owner cannot change the rules alone.
+    await api.owner.updateParameters(X, governedX(500_000n, X_MIN_STAKE));
+    const refused = await withContext(
+      c.events.waitFor(
+        (e) => e.type === 'subnet.request-rejected' && (e.data as { subnetId: string }).subnetId === X,
+        {
+          timeoutMs: 30_000,
+        },
+      ),
+      X,
+      "the owner's direct update was not refused",
+    );
+    expect(refused.data).toMatchObject({
+      request: 'update-parameters',
+      requesterId: OWNER,
+      reason: 'governance-mode',
+    });
   }, 120_000);
 
   it('3. a passed stake vote raises price and minimum: low is not offered, the next job pays the new price', async () => {
     const proposalId = 'gov-x-dearer';
-    const { cast } = await withContext(
+    const { opened, cast } = await withContext(
       proposeAndVote(
         c.events,
         X,
@@ -462,7 +481,9 @@ describe('subnets govern themselves: membership, stake votes, held slashes, seal
       no: LOW_STAKE.toString(),
       abstain: '0',
     });
-    expect(decided.takesEffectAt).toBe(decided.decidedAt);
+    // No delay: the change takes effect as the vote closes (at most the pass that decided it).
+    expect(Date.parse(decided.takesEffectAt!)).toBeGreaterThanOrEqual(Date.parse(opened.votingEndsAt));
+    expect(Date.parse(decided.takesEffectAt!)).toBeLessThanOrEqual(Date.parse(decided.decidedAt));
     const updated = await awaitParametersVersion(c.events, X, 2);
     expect(updated.proposalId).toBe(proposalId);
     expect(updated.parameters.pricing).toEqual({
@@ -703,7 +724,11 @@ describe('subnets govern themselves: membership, stake votes, held slashes, seal
         pending: 0n,
       });
     expect(reconciliationMismatches(c.events)).toEqual([]);
-    // Nothing the suite asked of settlement was refused.
-    expect(c.events.items.filter((e) => e.type === 'subnet.request-rejected').map((e) => e.data)).toEqual([]);
+    // Nothing the suite asked of settlement was refused but the owner's direct update in step 2.
+    expect(
+      c.events.items
+        .filter((e) => e.type === 'subnet.request-rejected')
+        .map((e) => (e.data as { request: string }).request),
+    ).toEqual(['update-parameters']);
   }, 60_000);
 });
