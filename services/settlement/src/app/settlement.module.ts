@@ -8,6 +8,7 @@ import {
   ExecutionStream,
   GatewayStream,
   type MessageRegistry,
+  ProviderChallenged,
   SettlementStream,
 } from '@gpunet/contracts';
 import { EVENTING, EventingModule, type EventingRuntime } from '@gpunet/eventing';
@@ -46,8 +47,9 @@ export interface SettlementModuleOptions {
   readonly onError?: (error: unknown, context: string) => void;
 }
 
-/** Every message settlement reads or writes (the whole catalog: it declares other services' streams too). */
-export const settlementRegistry = (): MessageRegistry => createRegistry(catalog, catalogUpcasters);
+/** Every message settlement reads or writes (the catalog, and the benchmarking evidence it slashes on). */
+export const settlementRegistry = (): MessageRegistry =>
+  createRegistry([...catalog, ProviderChallenged], catalogUpcasters);
 
 /** The streams settlement reads (the gateway's, execution's, benchmarking's) and writes (its own, dead letters). */
 export const SETTLEMENT_STREAMS = [
