@@ -23,7 +23,7 @@ import {
 import { askQuery } from '@gpunet/eventing';
 import { EventCollector, waitFor } from '@gpunet/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXECUTION_CONSUMER, GATEWAY_CONSUMER } from '../src/app/settlement.consumers';
+import { BENCHMARKING_CONSUMER, EXECUTION_CONSUMER, GATEWAY_CONSUMER } from '../src/app/settlement.consumers';
 import { SimulatedChainAdapter } from '../src/infra/chain/simulated-chain.adapter';
 import { type SettlementUnderTest, startSettlement } from './support/service';
 
@@ -71,11 +71,12 @@ describe('settlement service (runService, NATS, Postgres, simulated chain)', () 
 
   afterAll(() => s?.close(), 60_000);
 
-  it('serves its two durable consumers and its queries on the JetStream transport', () => {
+  it('serves its three durable consumers and its queries on the JetStream transport', () => {
     const described = s.service.transport!.describe();
     expect(described.consumers.map((c) => [c.name, c.stream])).toEqual([
       [GATEWAY_CONSUMER, 'GATEWAY'],
       [EXECUTION_CONSUMER, 'EXECUTION'],
+      [BENCHMARKING_CONSUMER, 'BENCHMARKING'],
     ]);
     expect(described.queries).toEqual([
       'settlement.balances',

@@ -7,6 +7,7 @@ import {
   type SubnetState,
 } from '../src/domain/subnet/subnet.decider';
 import { subnetTransfers } from '../src/domain/subnet/subnet.effects';
+import { slash } from './support/subnet-commands';
 import { AT, PARAMETERS } from './support/subnet.fixture';
 
 const create = (
@@ -163,31 +164,36 @@ describe('subnet: providers join, leave and are slashed', () => {
       'stake-below-minimum',
       'insufficient-funds',
       'subnet.provider-joined',
+      'subnet.member-standing-changed',
     ]);
   });
 
   it('unbonds on leave, still slashable, and releases what is left when the period is over', () => {
     const leave: SubnetCommand = { type: 'LeaveSubnet', subnetId: 's1', providerId: 'p1', at: AT };
-    const slash: SubnetCommand = {
-      type: 'SlashProvider',
-      providerId: 'p1',
-      jobId: 'j1',
-      kind: 'host-lost',
-      bps: 2500,
-      at: AT,
-    };
-    const early: SubnetCommand = { type: 'ReleaseUnbonded', at: '2030-01-01T00:59:59.000Z' };
-    const due: SubnetCommand = { type: 'ReleaseUnbonded', at: '2030-01-01T01:00:00.000Z' };
-    const { events, state } = run(create(), join('p1'), leave, slash, slash, early, due);
+    const early: SubnetCommand = { type: 'Tick', at: '2030-01-01T00:59:59.000Z' };
+    const due: SubnetCommand = { type: 'Tick', at: '2030-01-01T01:00:00.000Z' };
+    const { events, state } = run(
+      create(),
+      join('p1'),
+      leave,
+      slash('p1', 'j1', 2500),
+      slash('p1', 'j1', 2500),
+      early,
+      due,
+    );
     expect(events.map((e) => e.type)).toEqual([
       'subnet.created',
       'subnet.provider-joined',
+      'subnet.member-standing-changed',
       'subnet.provider-left',
+      'subnet.member-standing-changed',
+      'subnet.slash-proposed',
       'subnet.provider-slashed',
       'subnet.stake-released',
+      'subnet.member-standing-changed',
     ]);
-    expect(events[2]!.data).toMatchObject({ unbondsAt: '2030-01-01T01:00:00.000Z' });
-    expect(events[4]!.data).toMatchObject({ amount: '750' });
+    expect(events[3]!.data).toMatchObject({ unbondsAt: '2030-01-01T01:00:00.000Z' });
+    expect(events[7]!.data).toMatchObject({ amount: '750' });
     expect(state.exists && state.members.get('p1')).toMatchObject({
       status: 'released',
       stake: 0n,
@@ -196,15 +202,7 @@ describe('subnet: providers join, leave and are slashed', () => {
   });
 
   it('never slashes more than the stake, and nothing once it is gone', () => {
-    const slash = (jobId: string): SubnetCommand => ({
-      type: 'SlashProvider',
-      providerId: 'p1',
-      jobId,
-      kind: 'rank-crashed',
-      bps: 10_000,
-      at: AT,
-    });
-    const { events } = run(create(), join('p1'), slash('j1'), slash('j2'));
+    const { events } = run(create(), join('p1'), slash('p1', 'j1', 10_000), slash('p1', 'j2', 10_000));
     expect(events.filter((e) => e.type === 'subnet.provider-slashed').map((e) => e.data)).toEqual([
       expect.objectContaining({ amount: '1000', stakeBefore: '1000' }),
     ]);

@@ -19,14 +19,16 @@ export interface ChainPass {
   readonly deposits: number;
   readonly withdrawalsCompleted: number;
   readonly withdrawalsFailed: number;
-  readonly subnetsReleased: number;
+  /** Subnets whose time-driven step changed something (a vote closed, a slash taken, stake released …). */
+  readonly subnetsStepped: number;
   readonly mismatches: readonly ReconciliationEvent[];
 }
 
 /**
  * Settlement's side of the chain: every `chainPassMs` (and on demand) one pass credits newly
- * confirmed deposits, sends held withdrawals and resolves the ones the chain decided, releases stake
- * whose unbonding ended and reconciles every asset. Every step is idempotent, so a pass interrupted
+ * confirmed deposits, sends held withdrawals and resolves the ones the chain decided, runs every
+ * subnet's time-driven step (votes closed, passed changes applied, held slashes taken, unbonded
+ * stake and delegations released) and reconciles every asset. Every step is idempotent, so a pass interrupted
  * by a crash (or run by two replicas) is simply redone; passes of one process never overlap.
  */
 @Injectable()
@@ -112,10 +114,10 @@ export class ChainWatcher implements OnApplicationBootstrap, BeforeApplicationSh
       else withdrawalsFailed += 1;
     }
 
-    let subnetsReleased = 0;
-    for (const subnetId of await this.reader.subnetsWithDueUnbonding(this.eventing.clock.now())) {
-      const { events } = await this.commands.releaseUnbonded(subnetId);
-      if (events.length > 0) subnetsReleased += 1;
+    let subnetsStepped = 0;
+    for (const subnetId of await this.reader.subnetIds()) {
+      const { events } = await this.commands.stepSubnet(subnetId);
+      if (events.length > 0) subnetsStepped += 1;
     }
 
     // The reconciliation checks of one pass share one correlation: the pass's id.
@@ -125,6 +127,6 @@ export class ChainWatcher implements OnApplicationBootstrap, BeforeApplicationSh
       mismatches.push(
         ...(await this.commands.reconcile(asset, await chain.custodyBalance(asset), chain.chain, check)),
       );
-    return { deposits, withdrawalsCompleted, withdrawalsFailed, subnetsReleased, mismatches };
+    return { deposits, withdrawalsCompleted, withdrawalsFailed, subnetsStepped, mismatches };
   }
 }

@@ -3,9 +3,13 @@ import {
   JobSubmittedV1,
   type PayloadOf,
   SubnetCreateRequested,
+  SubnetDelegationRequested,
   SubnetJoinRequested,
   SubnetLeaveRequested,
   SubnetParametersUpdateRequested,
+  SubnetProposalRequested,
+  SubnetUndelegationRequested,
+  SubnetVoteRequested,
   WithdrawalRequested,
 } from '@gpunet/contracts';
 import { durable, type EventContext } from '@gpunet/eventing';
@@ -14,7 +18,7 @@ import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { CONSUMER_SETTINGS, GATEWAY_CONSUMER } from './settlement.consumers';
 import { SettlementCommands } from './settlement.commands';
 
-/** What the gateway asks of settlement (durable consumer `settlement-gateway`): jobs to fund, subnets, withdrawals. */
+/** What the gateway asks of settlement (durable consumer `settlement-gateway`): jobs to fund, subnets (and their governance and delegations), withdrawals. */
 @Controller()
 export class GatewayHandler {
   constructor(@Inject(SettlementCommands) private readonly commands: SettlementCommands) {}
@@ -58,6 +62,38 @@ export class GatewayHandler {
     @Ctx() ctx: EventContext,
   ): Promise<void> {
     await this.commands.leaveSubnet(request, ctx.causedBy(), ctx.tx);
+  }
+
+  @EventPattern(SubnetProposalRequested, durable(GATEWAY_CONSUMER, CONSUMER_SETTINGS))
+  async subnetProposalRequested(
+    @Payload() request: PayloadOf<typeof SubnetProposalRequested>,
+    @Ctx() ctx: EventContext,
+  ): Promise<void> {
+    await this.commands.propose(request, ctx.causedBy(), ctx.tx);
+  }
+
+  @EventPattern(SubnetVoteRequested, durable(GATEWAY_CONSUMER, CONSUMER_SETTINGS))
+  async subnetVoteRequested(
+    @Payload() request: PayloadOf<typeof SubnetVoteRequested>,
+    @Ctx() ctx: EventContext,
+  ): Promise<void> {
+    await this.commands.vote(request, ctx.causedBy(), ctx.tx);
+  }
+
+  @EventPattern(SubnetDelegationRequested, durable(GATEWAY_CONSUMER, CONSUMER_SETTINGS))
+  async subnetDelegationRequested(
+    @Payload() request: PayloadOf<typeof SubnetDelegationRequested>,
+    @Ctx() ctx: EventContext,
+  ): Promise<void> {
+    await this.commands.delegate(request, ctx.causedBy(), ctx.tx);
+  }
+
+  @EventPattern(SubnetUndelegationRequested, durable(GATEWAY_CONSUMER, CONSUMER_SETTINGS))
+  async subnetUndelegationRequested(
+    @Payload() request: PayloadOf<typeof SubnetUndelegationRequested>,
+    @Ctx() ctx: EventContext,
+  ): Promise<void> {
+    await this.commands.undelegate(request, ctx.causedBy(), ctx.tx);
   }
 
   @EventPattern(WithdrawalRequested, durable(GATEWAY_CONSUMER, CONSUMER_SETTINGS))

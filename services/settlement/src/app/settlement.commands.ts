@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   type Causation,
   type Decider,
@@ -9,9 +10,13 @@ import {
   type SlashingPolicy,
   streamIdOf,
   type SubnetCreateRequested,
+  type SubnetDelegationRequested,
   type SubnetJoinRequested,
   type SubnetLeaveRequested,
   type SubnetParametersUpdateRequested,
+  type SubnetProposalRequested,
+  type SubnetUndelegationRequested,
+  type SubnetVoteRequested,
   type UsageReported,
   type WithdrawalRequested,
 } from '@gpunet/contracts';
@@ -26,7 +31,7 @@ import {
   type Tx,
 } from '@gpunet/eventing';
 import { Inject, Injectable } from '@nestjs/common';
-import { chainClearingOf, escrowOf, stakeOf, walletOf } from '../domain/accounts';
+import { chainClearingOf, delegationOf, escrowOf, stakeOf, walletOf } from '../domain/accounts';
 import {
   type JobSettlementCommand,
   jobSettlementDecider,
@@ -219,31 +224,43 @@ export class SettlementCommands {
     return this.job(jobId, { type: 'MeterUsage', jobId, seq, providers, at: this.now() }, cause, tx);
   }
 
-  /** Pays providers, subnet and platform, refunds the rest, and slashes the verified faults' stake. */
+  /** Pays providers, subnet and platform, refunds the rest, and proposes slashes for the verified faults. */
   async settleJob(end: JobEnd, cause: Causation, tx: Tx): Promise<JobDecision> {
     const settled = await this.job(end.jobId, { type: 'SettleJob', ...end, at: this.now() }, cause, tx);
     const { state } = settled;
     if (state.status !== 'settled' || !settled.domainEvents.some((e) => e.type === 'job.settled'))
       return settled;
     for (const { providerId, kind, verified } of end.faults) {
-      const bps = state.terms.slashing[kind] ?? 0;
-      if (!verified || bps === 0) continue;
-      const slash = {
-        type: 'SlashProvider',
-        providerId,
-        jobId: end.jobId,
+      if (!verified) continue;
+      const evidence = {
         kind,
-        bps,
-        at: this.now(),
+        source: 'job-fault',
+        jobId: end.jobId,
+        reference: end.jobId,
+        detail: `verified ${kind} in job ${end.jobId}`,
       } as const;
-      await this.subnet(state.subnetId, slash, cause, tx);
+      await this.proposeSlash(
+        state.subnetId,
+        {
+          providerId,
+          evidence,
+          bps: state.terms.slashing[kind] ?? 0,
+          policy: state.terms.slashingPolicy,
+          beneficiaryId: state.tenantId,
+        },
+        cause,
+        tx,
+      );
     }
     return settled;
   }
 
   /**
-   * Evidence against a provider in one subnet: a slash by the subnet's rules (ADR 0071). `bps` and
-   * `policy` are the job's pinned terms for a job's fault, else null (the subnet's current ones).
+   * Evidence against a provider in one subnet: a slash by the subnet's rules (ADR 0071), held for
+   * the appeal window (or taken at once), its id derived from the evidence so evidence seen twice
+   * slashes once. `bps` and `policy` are the job's pinned terms for a job's fault, else null (the
+   * subnet's current ones); a kind the table does not name, or names at 0, slashes nothing, and so
+   * does evidence against a provider that is no member (or is released).
    */
   proposeSlash(
     subnetId: string,
@@ -257,7 +274,6 @@ export class SettlementCommands {
     cause: Causation,
     tx: Tx,
   ): Promise<SubnetDecision> {
-    // Placeholder until held slashes land: slashes at once by the table, as before.
     return this.subnet(
       subnetId,
       (state) => {
@@ -265,17 +281,79 @@ export class SettlementCommands {
         const bps = slash.bps ?? state.parameters.slashing[slash.evidence.kind] ?? 0;
         if (bps === 0) return null;
         return {
-          type: 'SlashProvider',
+          type: 'ProposeSlash',
+          slashId: slashIdOf(subnetId, slash.providerId, slash.evidence),
           providerId: slash.providerId,
-          jobId: slash.evidence.jobId ?? slash.evidence.reference,
-          kind: slash.evidence.kind,
+          evidence: slash.evidence,
           bps,
+          policy: slash.policy ?? state.parameters.slashingPolicy,
+          beneficiaryId: slash.beneficiaryId,
           at: this.now(),
         };
       },
       cause,
       tx,
     );
+  }
+
+  /** The tenant of a job settlement knows of (null: none funded or refused). */
+  async tenantOf(jobId: string, tx: Tx): Promise<string | null> {
+    const { state } = await this.jobs.load(streamIdOf('job', jobId), tx);
+    return state.status === 'unknown' ? null : state.tenantId;
+  }
+
+  /** Opens a proposal (a parameters change in a stake-vote subnet, or an appeal), or rejects it. */
+  propose(
+    request: PayloadOf<typeof SubnetProposalRequested>,
+    cause: Causation,
+    tx: Tx,
+  ): Promise<SubnetDecision> {
+    return this.subnet(
+      request.subnetId,
+      { type: 'Propose', request, testAssets: this.config.economy.testAssets, at: this.now() },
+      cause,
+      tx,
+    );
+  }
+
+  /** Counts a vote with the voter's stake now (a later vote replaces it), or rejects it. */
+  vote(request: PayloadOf<typeof SubnetVoteRequested>, cause: Causation, tx: Tx): Promise<SubnetDecision> {
+    return this.subnet(request.subnetId, { type: 'Vote', request, at: this.now() }, cause, tx);
+  }
+
+  /** Locks stake from the delegator's wallet into its delegation to a provider, or rejects it. */
+  delegate(
+    request: PayloadOf<typeof SubnetDelegationRequested>,
+    cause: Causation,
+    tx: Tx,
+  ): Promise<SubnetDecision> {
+    const { subnetId, delegatorId, providerId } = request;
+    return this.subnet(
+      subnetId,
+      async (state, t) => ({
+        type: 'Delegate',
+        request,
+        available: state.exists
+          ? await this.available(
+              t,
+              walletOf(state.asset, delegatorId),
+              delegationOf(state.asset, delegatorId, subnetId, providerId),
+            )
+          : 0n,
+        at: this.now(),
+      }),
+      cause,
+      tx,
+    );
+  }
+
+  /** A delegation unbonds (still slashable until it is released). */
+  undelegate(
+    request: PayloadOf<typeof SubnetUndelegationRequested>,
+    cause: Causation,
+    tx: Tx,
+  ): Promise<SubnetDecision> {
+    return this.subnet(request.subnetId, { type: 'Undelegate', request, at: this.now() }, cause, tx);
   }
 
   /** Creates a subnet, locking its owner's stake (or rejects the request, saying why). */
@@ -416,9 +494,12 @@ export class SettlementCommands {
     );
   }
 
-  /** Releases the stake of every provider of the subnet whose unbonding period is over. */
-  releaseUnbonded(subnetId: string, tx?: Tx): Promise<SubnetDecision> {
-    return this.subnet(subnetId, { type: 'ReleaseUnbonded', at: this.now() }, {}, tx);
+  /**
+   * The subnet's time-driven steps due now: close votes, apply passed changes, take held slashes,
+   * release unbonded stake and delegations, announce standings that changed (a jail that ended).
+   */
+  stepSubnet(subnetId: string, tx?: Tx): Promise<SubnetDecision> {
+    return this.subnet(subnetId, { type: 'Tick', at: this.now() }, {}, tx);
   }
 
   /**
@@ -447,6 +528,13 @@ export class SettlementCommands {
     return [...domainEvents];
   }
 }
+
+/** A slash's id: `slash-` + the first 32 hex digits of sha256 of `<subnet>|<provider>|<kind>|<reference>`. */
+export const slashIdOf = (subnetId: string, providerId: string, evidence: SlashEvidence): string =>
+  `slash-${createHash('sha256')
+    .update(`${subnetId}|${providerId}|${evidence.kind}|${evidence.reference}`)
+    .digest('hex')
+    .slice(0, 32)}`;
 
 const termsView = (subnet: SubnetState): SubnetTermsView | null =>
   subnet.exists

@@ -3,9 +3,10 @@ import type { DurableSettings } from '@gpunet/eventing';
 /** The durable consumers' names: also their inbox and checkpoint keys, so they never change. */
 export const GATEWAY_CONSUMER = 'settlement-gateway';
 export const EXECUTION_CONSUMER = 'settlement-execution';
+export const BENCHMARKING_CONSUMER = 'settlement-benchmarking';
 
 /**
- * Both consumers retry long: usage may arrive before its job's submission (another stream), and is
+ * The consumers retry long: usage may arrive before its job's submission (another stream), and is
  * retried with backoff until the submission catches up (`JOB_NOT_KNOWN_YET`).
  */
 export const CONSUMER_SETTINGS: DurableSettings = { maxAttempts: 20 };

@@ -1,4 +1,5 @@
 import {
+  BenchmarkingStream,
   catalog,
   catalogUpcasters,
   type Clock,
@@ -7,16 +8,18 @@ import {
   ExecutionStream,
   GatewayStream,
   type MessageRegistry,
+  ProviderChallenged,
   SettlementStream,
 } from '@gpunet/contracts';
 import { EVENTING, EventingModule, type EventingRuntime } from '@gpunet/eventing';
 import type { Registry } from '@gpunet/telemetry';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { ChainCursorRepository } from '../infra/chain-cursor.repository';
-import { settlementMigrations } from '../infra/migrations/0001-ledger.migration';
+import { settlementMigrations } from '../infra/migrations/0002-burn-and-delegation-accounts.migration';
 import { PostgresLedger } from '../infra/postgres-ledger';
 import { SettlementReader } from '../infra/settlement-reader';
 import type { ChainAdapter, SimulatedFaucet } from './chain-adapter.port';
+import { BenchmarkingHandler } from './benchmarking.handler';
 import { ChainWatcher } from './chain-watcher.service';
 import { ExecutionHandler } from './execution.handler';
 import { GatewayHandler } from './gateway.handler';
@@ -44,15 +47,22 @@ export interface SettlementModuleOptions {
   readonly onError?: (error: unknown, context: string) => void;
 }
 
-/** Every message settlement reads or writes (the whole catalog: it declares other services' streams too). */
-export const settlementRegistry = (): MessageRegistry => createRegistry(catalog, catalogUpcasters);
+/** Every message settlement reads or writes (the catalog, and the benchmarking evidence it slashes on). */
+export const settlementRegistry = (): MessageRegistry =>
+  createRegistry([...catalog, ProviderChallenged], catalogUpcasters);
 
-/** The streams settlement reads (the gateway's, execution's) and writes (its own, dead letters). */
-export const SETTLEMENT_STREAMS = [DeadLettersStream, GatewayStream, ExecutionStream, SettlementStream];
+/** The streams settlement reads (the gateway's, execution's, benchmarking's) and writes (its own, dead letters). */
+export const SETTLEMENT_STREAMS = [
+  DeadLettersStream,
+  GatewayStream,
+  ExecutionStream,
+  BenchmarkingStream,
+  SettlementStream,
+];
 
 /**
  * Settlement, assembled: its eventing (database with the ledger tables, NATS, streams, outbox
- * relay), the controllers of its two durable consumers and its queries, its decisions and the chain
+ * relay), the controllers of its three durable consumers and its queries, its decisions and the chain
  * watcher. Boot it with `runService`, which serves the controllers on the JetStream transport.
  */
 @Module({})
@@ -74,6 +84,7 @@ export class SettlementModule {
       controllers: [
         GatewayHandler,
         ExecutionHandler,
+        BenchmarkingHandler,
         SettlementQueriesHandler,
         ...(faucet ? [SimulatedChainHandler] : []),
       ],

@@ -7,10 +7,13 @@ import { DomainError } from '@gpunet/contracts';
  * - `payable`  — what a provider has earned (withdrawable)
  * - `treasury` — a subnet's fee income and slashed stake
  * - `fees`     — the platform's fee income
- * - `stake`    — stake a subnet owner or provider has locked in one subnet
+ * - `stake`    — stake a subnet owner or provider has locked in one subnet, or a holder delegates
+ *                to one provider of it (`<delegator>@<subnet>@<provider>`)
+ * - `burn`     — a subnet's burned slashes: still in custody, never withdrawable or spent
  * - `chain`    — the clearing account of the asset's custody on chain (debit-normal)
  */
-export type AccountPurpose = 'wallet' | 'escrow' | 'payable' | 'treasury' | 'fees' | 'stake' | 'chain';
+export type AccountPurpose =
+  'wallet' | 'escrow' | 'payable' | 'treasury' | 'fees' | 'stake' | 'burn' | 'chain';
 
 const PURPOSES: ReadonlySet<string> = new Set<AccountPurpose>([
   'wallet',
@@ -19,6 +22,7 @@ const PURPOSES: ReadonlySet<string> = new Set<AccountPurpose>([
   'treasury',
   'fees',
   'stake',
+  'burn',
   'chain',
 ]);
 
@@ -56,7 +60,10 @@ export const accountId = (asset: string, purpose: AccountPurpose, owner: string,
     ? `${asset}:${purpose}:${owner}`
     : `${asset}:${purpose}:${owner}#${stripe.toString(16).padStart(2, '0')}`;
 
-const ACCOUNT_ID = /^([A-Z][A-Z0-9]{1,11}):([a-z]+):([A-Za-z0-9_@-]{1,260})(?:#([0-9a-f]{2}))?$/;
+/** An owner is at most three entity ids joined by `@` (a delegation's stake): 3 × 128 + 2. */
+export const MAX_OWNER_LENGTH = 386;
+
+const ACCOUNT_ID = /^([A-Z][A-Z0-9]{1,11}):([a-z]+):([A-Za-z0-9_@-]{1,386})(?:#([0-9a-f]{2}))?$/;
 
 /** The account an id names; the id alone determines its asset, purpose, owner and balance rules. */
 export const accountSpec = (id: string): AccountSpec => {
@@ -102,4 +109,13 @@ export const platformFeesOf = (asset: string, stripeKey: string): string =>
   accountId(asset, 'fees', 'platform', stripeOf(stripeKey));
 export const stakeOf = (asset: string, participantId: string, subnetId: string): string =>
   accountId(asset, 'stake', `${participantId}@${subnetId}`);
+/** What `delegatorId` delegates to `providerId` in `subnetId`. */
+export const delegationOf = (
+  asset: string,
+  delegatorId: string,
+  subnetId: string,
+  providerId: string,
+): string => accountId(asset, 'stake', `${delegatorId}@${subnetId}@${providerId}`);
+/** Where a subnet's burned slashes lie. */
+export const burnOf = (asset: string, subnetId: string): string => accountId(asset, 'burn', subnetId);
 export const chainClearingOf = (asset: string): string => accountId(asset, 'chain', 'custody');

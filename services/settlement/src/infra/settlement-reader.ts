@@ -11,8 +11,10 @@ import type { Database, PostgresEventStore } from '@gpunet/eventing';
 import { type JobSettlementEvent, jobSettlementDecider } from '../domain/job/job-settlement.decider';
 import type { Account, RecordedTransfer } from '../domain/ledger/ledger';
 import { toWire } from '../domain/money';
-import { type SubnetEvent, subnetDecider } from '../domain/subnet/subnet.decider';
-import type { PostgresLedger } from './postgres-ledger';
+import { type Proposal, type SubnetEvent, subnetDecider } from '../domain/subnet/subnet.decider';
+import { delegationsTo } from '../domain/subnet/subnet-rules';
+import { delegationKey } from '../domain/subnet/subnet-state';
+import type { PostgresLedger, Sql } from './postgres-ledger';
 
 type Balances = QueryResponse<typeof SettlementBalancesQuery>;
 type Statement = QueryResponse<typeof AccountStatementQuery>;
@@ -49,6 +51,28 @@ const legOf = (t: RecordedTransfer): JobStatement['legs'][number] => ({
   jobId: t.jobId,
   at: t.at,
 });
+
+const proposalView = (p: Proposal): NonNullable<SubnetEconomics['proposals']>[number] => ({
+  proposalId: p.proposalId,
+  proposerId: p.proposerId,
+  title: p.title,
+  kind: p.change.kind,
+  slashId: p.change.kind === 'overturn-slash' ? p.change.slashId : null,
+  decidedBy: p.decidedBy,
+  status: p.status,
+  reason: p.decision?.reason ?? null,
+  yes: p.decision?.yes ?? tallyOf(p, 'yes'),
+  no: p.decision?.no ?? tallyOf(p, 'no'),
+  abstain: p.decision?.abstain ?? tallyOf(p, 'abstain'),
+  electorate: toWire(p.electorate),
+  votingEndsAt: p.votingEndsAt,
+  takesEffectAt: p.decision?.takesEffectAt ?? null,
+  appliedVersion: p.appliedVersion,
+});
+
+/** The votes counted so far for `choice` (an open proposal's running tally). */
+const tallyOf = (p: Proposal, choice: 'yes' | 'no' | 'abstain'): string =>
+  toWire([...p.votes.values()].filter((v) => v.choice === choice).reduce((t, v) => t + v.weight, 0n));
 
 const sum = (transfers: readonly RecordedTransfer[], where: (t: RecordedTransfer) => boolean): bigint =>
   transfers.filter(where).reduce((s, t) => s + t.amount, 0n);
@@ -195,6 +219,16 @@ export class SettlementReader {
       [subnetId],
     );
     const providers = [...state.members.values()].sort((a, b) => (a.providerId < b.providerId ? -1 : 1));
+    const rewards = await this.rewardShares(subnetId);
+    const delegations = [...state.delegations.values()].sort((a, b) =>
+      a.providerId === b.providerId
+        ? a.delegatorId < b.delegatorId
+          ? -1
+          : 1
+        : a.providerId < b.providerId
+          ? -1
+          : 1,
+    );
     return {
       subnetId,
       exists: true,
@@ -210,12 +244,42 @@ export class SettlementReader {
         status: m.status,
         unbondsAt: m.unbondsAt,
         slashed: toWire(m.slashed),
+        // As last announced (a jail that ended shows until the next chain pass says so).
+        ...(m.standing ? { standing: m.standing } : {}),
+        jailedUntil: m.jailedUntil,
+        delegated: toWire(delegationsTo(state, m.providerId).reduce((t, d) => t + d.amount, 0n)),
       })),
       totalProviderStake: toWire(providers.reduce((s, m) => s + m.stake, 0n)),
       jobsSettled: Number(settled?.jobs ?? 0),
       paidToProviders: settled?.paid ?? '0',
       subnetFees: settled?.fees ?? '0',
       lastRejection,
+      proposals: [...state.proposals.values()].reverse().slice(0, 50).map(proposalView),
+      delegations: delegations.map((d) => ({
+        delegatorId: d.delegatorId,
+        providerId: d.providerId,
+        amount: toWire(d.amount),
+        status: d.status,
+        unbondsAt: d.unbondsAt,
+        slashed: toWire(d.slashed),
+        rewards: toWire(rewards.get(delegationKey(d.delegatorId, d.providerId)) ?? 0n),
+      })),
+      slashes: [...state.slashes.values()]
+        .reverse()
+        .slice(0, 50)
+        .map((x) => ({
+          slashId: x.slashId,
+          providerId: x.providerId,
+          evidence: x.evidence,
+          amount: toWire(x.amount),
+          shares: x.shares,
+          destination: x.destination,
+          beneficiaryId: x.beneficiaryId,
+          status: x.status,
+          appealUntil: x.appealUntil,
+          jailedUntil: x.jailedUntil,
+          appealProposalId: x.appealProposalId,
+        })),
     };
   }
 
@@ -235,16 +299,45 @@ export class SettlementReader {
     return rows.map(({ data }) => ({ ...data, amount: BigInt(data.amount) }));
   }
 
-  /** Subnets with a provider whose unbonding period ended by `now` and whose stake is still locked. */
-  async subnetsWithDueUnbonding(now: Date): Promise<string[]> {
+  /** Every subnet that exists: the chain pass steps each. */
+  async subnetIds(): Promise<string[]> {
     const rows = await this.db.query<{ subnet_id: string }>(
-      `SELECT DISTINCT e.data->>'subnetId' AS subnet_id FROM "${this.db.schema}".events e
-        WHERE e.type = 'subnet.provider-left' AND (e.data->>'unbondsAt')::timestamptz <= $1
-          AND NOT EXISTS (SELECT 1 FROM "${this.db.schema}".events r
-                           WHERE r.stream_id = e.stream_id AND r.type = 'subnet.stake-released'
-                             AND r.data->>'providerId' = e.data->>'providerId' AND r.stream_version > e.stream_version)`,
-      [now.toISOString()],
+      `SELECT data->>'subnetId' AS subnet_id FROM "${this.db.schema}".events
+        WHERE type = 'subnet.created' ORDER BY global_position`,
     );
     return rows.map((r) => r.subnet_id);
+  }
+
+  /**
+   * The subnets `providerId` ever joined (as `sql` sees the log): evidence against it is proposed
+   * in each, and the subnet's decision ignores it where it is no member any more (released).
+   */
+  async subnetsJoinedBy(providerId: string, sql: Sql = this.db): Promise<string[]> {
+    const rows = await sql.query<{ subnet_id: string }>(
+      `SELECT DISTINCT data->>'subnetId' AS subnet_id FROM "${this.db.schema}".events
+        WHERE type = 'subnet.provider-joined' AND data->>'providerId' = $1 ORDER BY 1`,
+      [providerId],
+    );
+    return rows.map((r) => r.subnet_id);
+  }
+
+  /** Posted `reward-share` transfers of the subnet's jobs, by `<delegator>/<provider>`. */
+  private async rewardShares(subnetId: string): Promise<Map<string, bigint>> {
+    const rows = await this.db.query<{ id: string; amount: string }>(
+      `SELECT t.id, t.amount::text AS amount FROM "${this.db.schema}".ledger_transfers t
+        WHERE t.code = 'reward-share' AND t.kind IN ('posted', 'post-pending')
+          AND t.job_id IN (SELECT data->>'jobId' FROM "${this.db.schema}".events
+                            WHERE type = 'job.funded' AND data->>'subnetId' = $1)`,
+      [subnetId],
+    );
+    const rewards = new Map<string, bigint>();
+    for (const { id, amount } of rows) {
+      // reward-share:<job>:<provider>:<delegator>; entity ids hold no ':'.
+      const [, , providerId, delegatorId] = id.split(':');
+      if (providerId === undefined || delegatorId === undefined) continue;
+      const key = delegationKey(delegatorId, providerId);
+      rewards.set(key, (rewards.get(key) ?? 0n) + BigInt(amount));
+    }
+    return rewards;
   }
 }

@@ -74,7 +74,7 @@ const apply = async (s: SettlementUnderTest, input: Input, tx: Tx): Promise<void
       await s.commands.recordDeposit(input.deposit, originOf(input.deposit.chainTxId), tx);
       return;
     case 'release':
-      await s.commands.releaseUnbonded(input.subnetId, tx);
+      await s.commands.stepSubnet(input.subnetId, tx);
       return;
     case 'withdrawal-result': {
       const { state } = await s.commands.resolveWithdrawal(

@@ -11,6 +11,7 @@ import {
   serviceConnection,
 } from '@gpunet/testing';
 import type { ChainAdapter } from '../../src/app/chain-adapter.port';
+import { BenchmarkingHandler } from '../../src/app/benchmarking.handler';
 import { ChainWatcher } from '../../src/app/chain-watcher.service';
 import { ExecutionHandler } from '../../src/app/execution.handler';
 import { GatewayHandler } from '../../src/app/gateway.handler';
@@ -102,17 +103,23 @@ export const startSettlement = async (
   const eventing = app.get<EventingRuntime>(EVENTING);
   const gateway = app.get(GatewayHandler);
   const execution = app.get(ExecutionHandler);
+  const benchmarking = app.get(BenchmarkingHandler);
   const routes: Record<string, Route> = {
     'job.submitted': (d, c) => gateway.jobSubmitted(d, c),
     'subnet.create-requested': (d, c) => gateway.subnetCreateRequested(d, c),
     'subnet.parameters-update-requested': (d, c) => gateway.subnetParametersUpdateRequested(d, c),
     'subnet.join-requested': (d, c) => gateway.subnetJoinRequested(d, c),
     'subnet.leave-requested': (d, c) => gateway.subnetLeaveRequested(d, c),
+    'subnet.proposal-requested': (d, c) => gateway.subnetProposalRequested(d, c),
+    'subnet.vote-requested': (d, c) => gateway.subnetVoteRequested(d, c),
+    'subnet.delegation-requested': (d, c) => gateway.subnetDelegationRequested(d, c),
+    'subnet.undelegation-requested': (d, c) => gateway.subnetUndelegationRequested(d, c),
     'withdrawal.requested': (d, c) => gateway.withdrawalRequested(d, c),
     'usage.reported': (d, c) => execution.usageReported(d, c),
     'job.completed': (d, c) => execution.jobCompleted(d, c),
     'job.failed': (d, c) => execution.jobFailed(d, c),
     'job.cancelled': (d, c) => execution.jobCancelled(d, c),
+    'provider.challenged': (d, c) => benchmarking.providerChallenged(d, c),
   };
   const handle = (envelope: Envelope, tx: Tx): Promise<void> => {
     const route = routes[envelope.type];

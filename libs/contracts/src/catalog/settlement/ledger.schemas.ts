@@ -3,12 +3,13 @@ import { AssetSchema, MinorUnitsSchema, SignedMinorUnitsSchema, TimestampSchema 
 
 /**
  * Account ids read `<asset>:<purpose>:<owner>`, e.g. `NTX:wallet:tenant-1`, `NTX:escrow:job-42`;
- * striped accounts (platform fees, subnet treasuries) add `#<stripe>`: `NTX:fees:platform#0a`.
+ * striped accounts (platform fees, subnet treasuries) add `#<stripe>`: `NTX:fees:platform#0a`; a
+ * delegation's stake is owned by `<delegator>@<subnet>@<provider>`.
  */
 export const AccountIdSchema = z
   .string()
   .regex(
-    /^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,260}(#[0-9a-f]{2})?$/,
+    /^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,386}(#[0-9a-f]{2})?$/,
     'must be an account id <asset>:<purpose>:<owner>',
   );
 
@@ -19,6 +20,8 @@ export const AccountPurposeSchema = z.enum([
   'treasury',
   'fees',
   'stake',
+  /** A subnet's burned slashes: in custody, never withdrawable. */
+  'burn',
   'chain',
 ]);
 

@@ -21,7 +21,9 @@ export type TransferCode =
   | 'refund'
   | 'stake-lock'
   | 'stake-release'
-  | 'slash';
+  | 'slash'
+  /** A delegator's pro rata share of a provider's payout (`reward-share:<job>:<provider>:<delegator>`). */
+  | 'reward-share';
 
 export interface Transfer {
   readonly id: string;

@@ -1,4 +1,5 @@
 import type { SubnetState } from './subnet.decider';
+import { delegationsTo } from './subnet-rules';
 
 /*
  * What other aggregates' decisions read of a subnet's state (the job settlement reads it when it
@@ -18,8 +19,14 @@ export interface ProviderStakes {
   readonly delegations: readonly { readonly delegatorId: string; readonly amount: bigint }[];
 }
 
+/** Posted stake (held slashes not deducted), delegations by delegator id; none for a non-member. */
 export const stakesOf = (state: SubnetState, providerId: string): ProviderStakes => {
   if (!state.exists) return { own: 0n, delegations: [] };
   const member = state.members.get(providerId);
-  return { own: member?.stake ?? 0n, delegations: [] };
+  return {
+    own: member?.stake ?? 0n,
+    delegations: delegationsTo(state, providerId)
+      .filter((d) => d.amount > 0n)
+      .map((d) => ({ delegatorId: d.delegatorId, amount: d.amount })),
+  };
 };

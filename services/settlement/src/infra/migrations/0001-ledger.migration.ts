@@ -211,5 +211,3 @@ export class LedgerTables1733000000000 implements MigrationInterface {
     await runner.query(`DROP FUNCTION IF EXISTS "${s}".ledger_accounts_guard`);
   }
 }
-
-export const settlementMigrations = [LedgerTables1733000000000];
