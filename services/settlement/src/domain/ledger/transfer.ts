@@ -21,7 +21,9 @@ export type TransferCode =
   | 'refund'
   | 'stake-lock'
   | 'stake-release'
-  | 'slash';
+  | 'slash'
+  /** A delegator's share of a provider's pay: the provider's payable to the delegator's. */
+  | 'reward-share';
 
 export interface Transfer {
   readonly id: string;
