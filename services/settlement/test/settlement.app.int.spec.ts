@@ -518,6 +518,44 @@ describe('settlement service (runService, NATS, Postgres, simulated chain)', () 
     expect(slashedFor.filter((d) => d.includes('"job-1"'))).toEqual([]);
   }, 60_000);
 
+  it("reports the subnet's health: members, settled activity, stake and slashes by destination", async () => {
+    const settled = published.items
+      .filter((e) => e.type === 'job.settled' && (e.data as { subnetId: string }).subnetId === 'sub')
+      .map(
+        (e) =>
+          e.data as {
+            paidToProviders: string;
+            subnetFees: string;
+            platformFees: string;
+            providers: { gpuSecondsBilled: number }[];
+          },
+      );
+    expect(settled).toHaveLength(4); // job-1, job-2, job-3, job-nm
+    const { health } = await ask(SubnetEconomicsQuery, { subnetId: 'sub' });
+    expect(health).toEqual({
+      activeProviders: 3,
+      providersInGoodStanding: 3,
+      gpuSecondsSettled: settled.reduce(
+        (sum, d) => sum + d.providers.reduce((t, p) => t + p.gpuSecondsBilled, 0),
+        0,
+      ),
+      volume: settled
+        .reduce(
+          (sum, d) => sum + BigInt(d.paidToProviders) + BigInt(d.subnetFees) + BigInt(d.platformFees),
+          0n,
+        )
+        .toString(),
+      // The owner's 20 000, p1's 1 000 less its 500 slash, p2's 1 000, the edge's 1 000 less 200.
+      totalStake: '22300',
+      delegatedStake: '0',
+      slashedToTreasury: '700',
+      slashedBurned: '0',
+      slashedRefunded: '0',
+    });
+    // 3 600 + 1 200 + 1 800 + 600 GPU-seconds.
+    expect(health?.gpuSecondsSettled).toBe(7_200);
+  });
+
   it('withdraws through the chain: held, sent, posted on confirmation; reconciliation agrees', async () => {
     await publish(WithdrawalRequested, {
       withdrawalId: 'w-1',
