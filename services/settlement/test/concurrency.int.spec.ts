@@ -6,6 +6,7 @@ import {
   type PayloadOf,
   streamIdOf,
   SubnetCreateRequested,
+  SubnetJoinRequested,
   UsageReported,
 } from '@gpunet/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -80,6 +81,16 @@ describe('50 concurrent usage reports for one job (Postgres)', () => {
         requestedAt: '2030-01-01T00:00:00Z',
       }),
     );
+    // Only members are billed; the minimum stake is 0.
+    for (const providerId of PROVIDERS)
+      await s.deliver(
+        message(SubnetJoinRequested, {
+          subnetId: 'sub',
+          providerId,
+          stake: '0',
+          requestedAt: '2030-01-01T00:00:00Z',
+        }),
+      );
     await s.deliver(
       message(JobSubmitted, {
         jobId,

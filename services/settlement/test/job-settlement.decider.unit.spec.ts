@@ -11,6 +11,9 @@ import {
   type SubnetTermsView,
 } from '../src/domain/job/job-settlement.decider';
 import { jobTransfers } from '../src/domain/job/job-settlement.effects';
+import { rewardShares, type StakeHolders } from '../src/domain/job/reward-shares';
+import { Ledger } from '../src/domain/ledger/ledger';
+import { postedOf, type Transfer } from '../src/domain/ledger/transfer';
 
 const AT = '2030-01-01T00:00:00.000Z';
 const PARAMETERS: SubnetParameters = {
@@ -71,6 +74,7 @@ const usage = (seq: number, gpuSeconds: number, providerId = 'p1', gpus = 2): Jo
   jobId: 'j1',
   seq,
   providers: [{ providerId, gpuClass: 'H100', gpus, gpuSeconds }],
+  billable: [providerId],
   at: AT,
 });
 
@@ -216,6 +220,8 @@ describe('job settlement: the end', () => {
     outcome,
     usage: [{ providerId: 'p1', gpuClass: 'H100', gpus: 2, gpuSeconds }],
     faults,
+    billable: ['p1'],
+    stakes: new Map(),
     at: AT,
   });
 
@@ -276,4 +282,289 @@ describe('job settlement: the end', () => {
     ]);
     expect(transfers.at(-1)).toMatchObject({ code: 'refund', kind: 'posted' });
   });
+});
+
+/** The ledger transfers of the events, each from the state before it. */
+const transfersOf = (events: readonly JobSettlementEvent[]): Transfer[] => {
+  let state = jobSettlementDecider.initialState;
+  const transfers: Transfer[] = [];
+  for (const e of events) {
+    transfers.push(...jobTransfers(state, e));
+    state = jobSettlementDecider.evolve(state, e);
+  }
+  return transfers;
+};
+
+const reading = (providerId: string, gpuSeconds: number) => ({
+  providerId,
+  gpuClass: 'H100',
+  gpus: 1,
+  gpuSeconds,
+});
+const meterOf = (
+  seq: number,
+  billable: string[],
+  ...providers: ReturnType<typeof reading>[]
+): JobSettlementCommand => ({
+  type: 'MeterUsage',
+  jobId: 'j1',
+  seq,
+  providers,
+  billable,
+  at: AT,
+});
+const settleWith = (
+  usage: ReturnType<typeof reading>[],
+  options: {
+    billable?: string[];
+    stakes?: Record<string, StakeHolders>;
+    faults?: Extract<JobSettlementCommand, { type: 'SettleJob' }>['faults'];
+  } = {},
+): JobSettlementCommand => ({
+  type: 'SettleJob',
+  jobId: 'j1',
+  outcome: options.faults?.length ? 'failed' : 'completed',
+  usage,
+  faults: options.faults ?? [],
+  billable: options.billable ?? usage.map((u) => u.providerId),
+  stakes: new Map(Object.entries(options.stakes ?? {})),
+  at: AT,
+});
+
+describe('job settlement: only members of the subnet are billed', () => {
+  it('accrues nothing to a provider that is not a member, lists it, and refunds its share to the tenant', () => {
+    const events = history(
+      fund(),
+      meterOf(1, ['p1'], reading('p1', 120), reading('p2', 120)),
+      settleWith([reading('p1', 240), reading('p2', 240)], { billable: ['p1'] }),
+    );
+    const metered = events.filter((e) => e.type === 'usage.metered');
+    expect(
+      metered.map((e) => [e.data.seq, e.data.providers.map((p) => p.providerId), e.data.notMembers]),
+    ).toEqual([
+      [1, ['p1'], ['p2']],
+      [0, ['p1'], ['p2']],
+    ]);
+    // p1's 240 GPU-seconds + 5 % + 2 %; the escrow's rest, p2's usage included, goes back.
+    expect(events.at(-1)).toMatchObject({
+      type: 'job.settled',
+      data: { paidToProviders: '240000', refunded: '1027200', providers: [{ providerId: 'p1' }] },
+    });
+    const transfers = transfersOf(events);
+    expect(transfers.some((t) => t.creditAccountId === 'NTX:payable:p2')).toBe(false);
+    expect(transfers.at(-1)).toMatchObject({ code: 'refund', amount: 1_027_200n });
+  });
+
+  it('judges membership at each metering: a provider released mid-job keeps what it accrued and accrues no more', () => {
+    const events = history(
+      fund(),
+      meterOf(1, ['p1', 'p2'], reading('p1', 120), reading('p2', 120)),
+      meterOf(2, ['p1'], reading('p1', 240), reading('p2', 240)),
+      settleWith([reading('p1', 360), reading('p2', 360)], { billable: ['p1'] }),
+    );
+    expect(events.filter((e) => e.type === 'usage.metered').map((e) => e.data.notMembers)).toEqual([
+      undefined,
+      ['p2'],
+      ['p2'],
+    ]);
+    expect(events.at(-1)).toMatchObject({
+      type: 'job.settled',
+      data: {
+        paidToProviders: '480000',
+        providers: [
+          { providerId: 'p1', gpuSecondsBilled: 360, paid: '360000' },
+          { providerId: 'p2', gpuSecondsBilled: 120, paid: '120000' },
+        ],
+      },
+    });
+  });
+
+  it('meters nothing (and records no report) when no member has new usage', () => {
+    given(jobSettlementDecider, funded())
+      .when(meterOf(1, [], reading('p2', 120)))
+      .then([]);
+  });
+});
+
+describe('job settlement: delegators share the pay pro rata to stake', () => {
+  const STAKES = {
+    p1: {
+      own: 1_000n,
+      delegations: [
+        { delegatorId: 'd2', amount: 250n },
+        { delegatorId: 'd1', amount: 500n },
+      ],
+    },
+  };
+
+  it('gives each delegator the floor of its share, the remainder to the provider, as reward-share transfers', () => {
+    // p1 is paid 600 000 (600 GPU-seconds); stake 1 000 + 500 + 250.
+    const events = history(fund(), settleWith([reading('p1', 600)], { stakes: STAKES }));
+    const settled = events.at(-1)!;
+    expect(settled).toMatchObject({
+      type: 'job.settled',
+      data: {
+        paidToProviders: '600000',
+        delegatorShares: [
+          { providerId: 'p1', delegatorId: 'd1', amount: '171428' },
+          { providerId: 'p1', delegatorId: 'd2', amount: '85714' },
+        ],
+      },
+    });
+    const transfers = transfersOf(events);
+    expect(transfers.filter((t) => t.code === 'reward-share')).toEqual([
+      {
+        id: 'reward-share:j1:p1:d1',
+        debitAccountId: 'NTX:payable:p1',
+        creditAccountId: 'NTX:payable:d1',
+        amount: 171_428n,
+        kind: 'posted',
+        pendingId: null,
+        code: 'reward-share',
+        jobId: 'j1',
+        at: AT,
+      },
+      expect.objectContaining({
+        id: 'reward-share:j1:p1:d2',
+        creditAccountId: 'NTX:payable:d2',
+        amount: 85_714n,
+      }),
+    ]);
+    // On a ledger: the provider keeps 342 858 (its exact 342 857.14 plus both roundings); all adds up.
+    const ledger = Ledger.empty();
+    ledger.apply([
+      {
+        id: 'deposit',
+        debitAccountId: 'NTX:chain:custody',
+        creditAccountId: 'NTX:wallet:t1',
+        amount: 10_000_000n,
+        kind: 'posted',
+        pendingId: null,
+        code: 'deposit',
+        jobId: null,
+        at: AT,
+      },
+    ]);
+    for (const t of transfers) ledger.apply([t]);
+    const posted = (id: string) => postedOf(ledger.balances(id));
+    expect([posted('NTX:payable:p1'), posted('NTX:payable:d1'), posted('NTX:payable:d2')]).toEqual([
+      342_858n,
+      171_428n,
+      85_714n,
+    ]);
+    // Replayed, the same ids: a redelivery moves nothing twice.
+    expect(ledger.apply(transfers.filter((t) => t.code === 'reward-share'))).toEqual(['exists', 'exists']);
+  });
+
+  it('shares nothing, and lists no shares, when the provider has no delegations', () => {
+    const events = history(
+      fund(),
+      settleWith([reading('p1', 600)], { stakes: { p1: { own: 1_000n, delegations: [] } } }),
+    );
+    expect(events.at(-1)!.data).not.toHaveProperty('delegatorShares');
+    expect(transfersOf(events).some((t) => t.code === 'reward-share')).toBe(false);
+  });
+
+  it('shares only what a provider at fault was paid, never what it forfeited', () => {
+    // Accrued 600 GPU-seconds, paid 301 after the fault: 301 000 shared 1:1 with d1.
+    const events = history(
+      fund(),
+      settleWith([reading('p1', 600)], {
+        stakes: { p1: { own: 1n, delegations: [{ delegatorId: 'd1', amount: 1n }] } },
+        faults: [{ providerId: 'p1', kind: 'host-lost', billableGpuSeconds: 301, verified: true }],
+      }),
+    );
+    expect(events.at(-1)).toMatchObject({
+      data: {
+        providers: [{ providerId: 'p1', paid: '301000', forfeited: '299000' }],
+        delegatorShares: [{ providerId: 'p1', delegatorId: 'd1', amount: '150500' }],
+      },
+    });
+  });
+
+  it('shares nothing with the delegators of a provider it did not bill', () => {
+    const events = history(fund(), settleWith([reading('p1', 600)], { billable: [], stakes: STAKES }));
+    expect(events.at(-1)).toMatchObject({ data: { paidToProviders: '0', refunded: '1284000' } });
+    expect(events.at(-1)!.data).not.toHaveProperty('delegatorShares');
+  });
+});
+
+describe('reward shares (pro rata, floors, remainder to the provider)', () => {
+  const cases: { name: string; paid: bigint; stakes: StakeHolders; shares: [string, bigint][] }[] = [
+    { name: 'no delegations', paid: 1_000n, stakes: { own: 10n, delegations: [] }, shares: [] },
+    {
+      name: 'thirds: each floors, the provider keeps the rounding',
+      paid: 1_000n,
+      stakes: {
+        own: 1n,
+        delegations: [
+          { delegatorId: 'a', amount: 1n },
+          { delegatorId: 'b', amount: 1n },
+        ],
+      },
+      shares: [
+        ['a', 333n],
+        ['b', 333n],
+      ],
+    },
+    {
+      name: 'no own stake: the delegators take all but the rounding',
+      paid: 10n,
+      stakes: {
+        own: 0n,
+        delegations: [
+          { delegatorId: 'a', amount: 2n },
+          { delegatorId: 'b', amount: 1n },
+        ],
+      },
+      shares: [
+        ['a', 6n],
+        ['b', 3n],
+      ],
+    },
+    {
+      name: 'a share that floors to zero is left out',
+      paid: 5n,
+      stakes: { own: 1_000n, delegations: [{ delegatorId: 'a', amount: 1n }] },
+      shares: [],
+    },
+    {
+      name: "a delegator's two delegations count as one",
+      paid: 100n,
+      stakes: {
+        own: 2n,
+        delegations: [
+          { delegatorId: 'a', amount: 1n },
+          { delegatorId: 'a', amount: 1n },
+        ],
+      },
+      shares: [['a', 50n]],
+    },
+    {
+      name: "the provider's delegation to itself is its own stake",
+      paid: 100n,
+      stakes: {
+        own: 1n,
+        delegations: [
+          { delegatorId: 'p1', amount: 2n },
+          { delegatorId: 'a', amount: 1n },
+        ],
+      },
+      shares: [['a', 25n]],
+    },
+    {
+      name: 'nothing paid',
+      paid: 0n,
+      stakes: { own: 1n, delegations: [{ delegatorId: 'a', amount: 1n }] },
+      shares: [],
+    },
+    { name: 'no stake at all', paid: 100n, stakes: { own: 0n, delegations: [] }, shares: [] },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      const shares = rewardShares('p1', c.paid, c.stakes);
+      expect(shares.map((s) => [s.delegatorId, s.amount])).toEqual(c.shares);
+      expect(shares.reduce((sum, s) => sum + s.amount, 0n) <= c.paid).toBe(true);
+    });
+  }
 });

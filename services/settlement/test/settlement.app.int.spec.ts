@@ -17,6 +17,8 @@ import {
   SubnetCreateRequested,
   SubnetEconomicsQuery,
   SubnetJoinRequested,
+  SubnetParametersUpdateRequested,
+  UsageDisputed,
   UsageReported,
   WithdrawalRequested,
 } from '@gpunet/contracts';
@@ -33,6 +35,9 @@ import { type SettlementUnderTest, startSettlement } from './support/service';
  * messages on the other services' streams, a rejected job, a slashed provider, a withdrawal through
  * the chain, reconciliation, and the queries.
  */
+
+/** An edge id (a public user nkey): the id execution knows a provider by. */
+const EDGE = `U${'A'.repeat(55)}`;
 
 const PARAMETERS = {
   gpuClasses: ['H100'],
@@ -51,8 +56,12 @@ describe('settlement service (runService, NATS, Postgres, simulated chain)', () 
   const chain = new SimulatedChainAdapter({ assets: ['NTX'], confirmationsRequired: 2 });
   const published = new EventCollector<Envelope>('settlement events');
 
-  const publish = async <D extends MessageDefinition>(def: D, data: InputOf<D>): Promise<Envelope> => {
-    const envelope = buildEnvelope(def, data, { streamId: 'test' }) as Envelope;
+  const publish = async <D extends MessageDefinition>(
+    def: D,
+    data: InputOf<D>,
+    streamId = 'test',
+  ): Promise<Envelope> => {
+    const envelope = buildEnvelope(def, data, { streamId }) as Envelope;
     await s.eventing.nats.js.publish(def.subject(undefined, s.nats.prefix), JSON.stringify(envelope), {
       msgID: envelope.eventId,
     });
@@ -91,10 +100,11 @@ describe('settlement service (runService, NATS, Postgres, simulated chain)', () 
     chain.deposit('tenant', 'NTX', 100_000_000_000n);
     chain.deposit('owner', 'NTX', 50_000n);
     chain.deposit('p1', 'NTX', 1_000n);
+    chain.deposit('p2', 'NTX', 1_000n);
     chain.mine(1);
     expect((await s.watcher.chainPass()).deposits).toBe(0);
     chain.mine(1);
-    expect((await s.watcher.chainPass()).deposits).toBe(3);
+    expect((await s.watcher.chainPass()).deposits).toBe(4);
     expect((await s.watcher.chainPass()).deposits).toBe(0);
     const { accounts } = await ask(SettlementBalancesQuery, { ownerId: 'tenant' });
     expect(accounts.map((a) => [a.accountId, a.available])).toEqual([['NTX:wallet:tenant', '100000000000']]);
@@ -123,7 +133,7 @@ describe('settlement service (runService, NATS, Postgres, simulated chain)', () 
     ]);
   });
 
-  it('creates a subnet, locking the owner stake, and lets a provider join', async () => {
+  it('creates a subnet, locking the owner stake, and lets providers join', async () => {
     await publish(SubnetCreateRequested, {
       subnetId: 'sub',
       ownerId: 'owner',
@@ -132,25 +142,26 @@ describe('settlement service (runService, NATS, Postgres, simulated chain)', () 
       parameters: PARAMETERS,
       requestedAt: '2030-01-01T00:00:00Z',
     });
-    await publish(SubnetJoinRequested, {
-      subnetId: 'sub',
-      providerId: 'p1',
-      stake: '1000',
-      requestedAt: '2030-01-01T00:00:00Z',
-    });
+    for (const providerId of ['p1', 'p2'])
+      await publish(SubnetJoinRequested, {
+        subnetId: 'sub',
+        providerId,
+        stake: '1000',
+        requestedAt: '2030-01-01T00:00:00Z',
+      });
     const economics = await waitFor(
       async () => {
         const e = await ask(SubnetEconomicsQuery, { subnetId: 'sub' });
-        return e.providers.length === 1 ? e : undefined;
+        return e.providers.length === 2 ? e : undefined;
       },
-      { description: 'the subnet with its provider', timeoutMs: 20_000 },
+      { description: 'the subnet with its providers', timeoutMs: 20_000 },
     );
     expect(economics).toMatchObject({
       exists: true,
       ownerId: 'owner',
       version: 1,
       ownerStake: '20000',
-      totalProviderStake: '1000',
+      totalProviderStake: '2000',
     });
   });
 
@@ -352,6 +363,199 @@ describe('settlement service (runService, NATS, Postgres, simulated chain)', () 
       ),
     ).toBe(false);
   }, 60_000);
+
+  it("bills only the subnet's members: a non-member's usage accrues nothing and is refunded", async () => {
+    await publish(JobSubmitted, {
+      jobId: 'job-nm',
+      tenantId: 'tenant',
+      subnetId: 'sub',
+      asset: 'NTX',
+      gpus: 2,
+      gpuClasses: ['H100'],
+      maxPricePerGpuHour: '3600000',
+      maxDurationSeconds: 3600,
+      submittedAt: '2030-01-01T00:00:00Z',
+    });
+    await published.waitFor(
+      (e) => e.type === 'job.funded' && (e.data as { jobId: string }).jobId === 'job-nm',
+      { timeoutMs: 20_000 },
+    );
+    // p3 never joined the subnet.
+    const usage = (seconds: number) => [
+      { providerId: 'p1', gpuClass: 'H100', gpus: 1, gpuSeconds: seconds },
+      { providerId: 'p3', gpuClass: 'H100', gpus: 1, gpuSeconds: seconds },
+    ];
+    await publish(
+      UsageReported,
+      { jobId: 'job-nm', seq: 1, providers: usage(300), reportedAt: '2030-01-01T00:05:00Z' },
+      'exec-job-nm',
+    );
+    await publish(
+      JobCompleted,
+      { jobId: 'job-nm', usage: usage(600), faults: [], completedAt: '2030-01-01T00:10:00Z' },
+      'exec-job-nm',
+    );
+    const settled = await published.waitFor(
+      (e) => e.type === 'job.settled' && (e.data as { jobId: string }).jobId === 'job-nm',
+      { timeoutMs: 20_000 },
+    );
+    // Escrow 2 GPUs × 3 600 s × 1 000 + 7 % = 7 704 000; p1's 600 GPU-seconds + 7 % are spent.
+    expect(settled.data).toMatchObject({
+      funded: '7704000',
+      paidToProviders: '600000',
+      subnetFees: '30000',
+      platformFees: '12000',
+      refunded: '7062000',
+      providers: [{ providerId: 'p1', paid: '600000' }],
+    });
+    const metered = published.items.filter(
+      (e) => e.type === 'usage.metered' && (e.data as { jobId: string }).jobId === 'job-nm',
+    );
+    expect(metered.map((e) => (e.data as { notMembers?: string[] }).notMembers)).toEqual([['p3'], ['p3']]);
+    const statement = await ask(JobStatementQuery, { jobId: 'job-nm' });
+    expect(statement).toMatchObject({
+      status: 'settled',
+      pending: '0',
+      escrowBalance: '0',
+      refunded: '7062000',
+    });
+    expect(statement.legs.some((l) => l.creditAccountId === 'NTX:payable:p3')).toBe(false);
+  }, 60_000);
+
+  it("slashes a lost usage dispute by the job's pinned table, once the job is known; never where the table has no price", async () => {
+    // A provider is known by its edge id (the dispute names it so): it joins like any other.
+    await ask(SimulatedChainDepositRequest, { ownerId: EDGE, asset: 'NTX', amount: '1000' });
+    await publish(SubnetJoinRequested, {
+      subnetId: 'sub',
+      providerId: EDGE,
+      stake: '1000',
+      requestedAt: '2030-01-01T00:20:00Z',
+    });
+    await waitFor(
+      async () =>
+        (await ask(SubnetEconomicsQuery, { subnetId: 'sub' })).providers.some((p) => p.providerId === EDGE)
+          ? true
+          : undefined,
+      { description: 'the edge joined', timeoutMs: 20_000 },
+    );
+    // job-1 was funded under version 1, whose table does not price usage-disputed.
+    await publish(
+      UsageDisputed,
+      {
+        jobId: 'job-1',
+        providerId: EDGE,
+        attempt: 1,
+        rank: 0,
+        edgeSeconds: 1_800,
+        observedSeconds: 900,
+        paidSeconds: 900,
+        at: '2030-01-01T00:16:00Z',
+      },
+      'exec-job-1',
+    );
+    await publish(SubnetParametersUpdateRequested, {
+      subnetId: 'sub',
+      ownerId: 'owner',
+      parameters: { ...PARAMETERS, slashing: { ...PARAMETERS.slashing, 'usage-disputed': 2_000 } },
+      requestedAt: '2030-01-01T00:30:00Z',
+    });
+    await published.waitFor((e) => e.type === 'subnet.parameters-updated', { timeoutMs: 20_000 });
+    // The dispute arrives before the job's submission: retried until settlement knows the job.
+    const retried = s.errors.length;
+    await publish(
+      UsageDisputed,
+      {
+        jobId: 'job-d',
+        providerId: EDGE,
+        attempt: 2,
+        rank: 1,
+        edgeSeconds: 1_800,
+        observedSeconds: 900,
+        paidSeconds: 900,
+        at: '2030-01-01T00:40:00Z',
+      },
+      'exec-job-d',
+    );
+    await waitFor(async () => (s.errors.length > retried ? true : undefined), {
+      description: 'the dispute retried',
+      timeoutMs: 20_000,
+    });
+    await publish(JobSubmitted, {
+      jobId: 'job-d',
+      tenantId: 'tenant',
+      subnetId: 'sub',
+      asset: 'NTX',
+      gpus: 1,
+      gpuClasses: ['H100'],
+      maxPricePerGpuHour: '3600000',
+      maxDurationSeconds: 600,
+      submittedAt: '2030-01-01T00:35:00Z',
+    });
+    // Taken at once (held slashes: proposed with the evidence); either way the edge and job-d's dispute.
+    const slash = await published.waitFor(
+      (e) =>
+        (e.type === 'subnet.provider-slashed' && (e.data as { jobId: string }).jobId === 'job-d') ||
+        (e.type === 'subnet.slash-proposed' &&
+          (e.data as { evidence: { jobId: string } }).evidence.jobId === 'job-d'),
+      { timeoutMs: 30_000 },
+    );
+    expect(slash.data).toMatchObject({ subnetId: 'sub', providerId: EDGE, amount: '200' });
+    if (slash.type === 'subnet.slash-proposed')
+      expect(slash.data).toMatchObject({
+        bps: 2_000,
+        beneficiaryId: 'tenant',
+        evidence: { kind: 'usage-disputed', source: 'usage-dispute', reference: 'job-d/2/1' },
+      });
+    else expect(slash.data).toMatchObject({ kind: 'usage-disputed', stakeBefore: '1000' });
+    const retries = s.errors.splice(retried);
+    expect(retries.length).toBeGreaterThan(0);
+    for (const r of retries) expect(r.error).toMatchObject({ code: 'JOB_NOT_KNOWN_YET', jobId: 'job-d' });
+    // job-1's dispute, delivered before, slashed nothing.
+    const slashedFor = (await s.log()).flatMap(({ event }) =>
+      event.type === 'subnet.provider-slashed' || event.type === 'subnet.slash-proposed'
+        ? [JSON.stringify(event.data)]
+        : [],
+    );
+    expect(slashedFor.filter((d) => d.includes('"job-1"'))).toEqual([]);
+  }, 60_000);
+
+  it("reports the subnet's health: members, settled activity, stake and slashes by destination", async () => {
+    const settled = published.items
+      .filter((e) => e.type === 'job.settled' && (e.data as { subnetId: string }).subnetId === 'sub')
+      .map(
+        (e) =>
+          e.data as {
+            paidToProviders: string;
+            subnetFees: string;
+            platformFees: string;
+            providers: { gpuSecondsBilled: number }[];
+          },
+      );
+    expect(settled).toHaveLength(4); // job-1, job-2, job-3, job-nm
+    const { health } = await ask(SubnetEconomicsQuery, { subnetId: 'sub' });
+    expect(health).toEqual({
+      activeProviders: 3,
+      providersInGoodStanding: 3,
+      gpuSecondsSettled: settled.reduce(
+        (sum, d) => sum + d.providers.reduce((t, p) => t + p.gpuSecondsBilled, 0),
+        0,
+      ),
+      volume: settled
+        .reduce(
+          (sum, d) => sum + BigInt(d.paidToProviders) + BigInt(d.subnetFees) + BigInt(d.platformFees),
+          0n,
+        )
+        .toString(),
+      // The owner's 20 000, p1's 1 000 less its 500 slash, p2's 1 000, the edge's 1 000 less 200.
+      totalStake: '22300',
+      delegatedStake: '0',
+      slashedToTreasury: '700',
+      slashedBurned: '0',
+      slashedRefunded: '0',
+    });
+    // 3 600 + 1 200 + 1 800 + 600 GPU-seconds.
+    expect(health?.gpuSecondsSettled).toBe(7_200);
+  });
 
   it('withdraws through the chain: held, sent, posted on confirmation; reconciliation agrees', async () => {
     await publish(WithdrawalRequested, {

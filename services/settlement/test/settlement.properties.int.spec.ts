@@ -8,14 +8,23 @@ import {
   shuffledWithDuplicates,
   SteppingClock,
 } from './support/deliveries';
-import { checkJobs, checkLedger, checkSlashes, hashOf, replayLedger, viewHash } from './support/invariants';
+import {
+  checkJobs,
+  checkLedger,
+  checkMembership,
+  checkRewardShares,
+  checkSlashes,
+  hashOf,
+  replayLedger,
+  viewHash,
+} from './support/invariants';
 import { type Input, inputsOf, T0, TENANTS, worldArb } from './support/scenario';
 import { type SettlementUnderTest, startSettlement } from './support/service';
 
 /*
- * The ledger's invariants over random worlds (deposits, subnets, joins, jobs with usage and an end,
- * withdrawals, unbonding), delivered the way JetStream may deliver them: shuffled, some messages
- * twice or three times, prerequisites retried — to settlement's controllers and command handlers on
+ * The ledger's invariants over random worlds (deposits, subnets, joins, delegations, jobs with usage
+ * and an end, withdrawals, unbonding), delivered the way JetStream may deliver them: shuffled, some
+ * messages twice or three times, prerequisites retried — to settlement's controllers and command handlers on
  * real Postgres (each world in a transaction of its own, rolled back after it). Seeded: a failure
  * prints its seed and path; bounded, so that the suite stays fast.
  */
@@ -54,8 +63,16 @@ const count = (view: SettlementView): void => {
     const key = typeof reason === 'string' ? `${event.type}:${reason}` : event.type;
     tally.set(event.type, (tally.get(event.type) ?? 0) + 1);
     if (key !== event.type) tally.set(key, (tally.get(key) ?? 0) + 1);
+    for (const field of ['notMembers', 'delegatorShares']) {
+      const list = (event.data as Record<string, unknown>)[field];
+      if (Array.isArray(list) && list.length > 0)
+        tally.set(`${event.type}:${field}`, (tally.get(`${event.type}:${field}`) ?? 0) + 1);
+    }
   }
-  for (const t of view.transfers) tally.set(`transfer:${t.kind}`, (tally.get(`transfer:${t.kind}`) ?? 0) + 1);
+  for (const t of view.transfers) {
+    tally.set(`transfer:${t.kind}`, (tally.get(`transfer:${t.kind}`) ?? 0) + 1);
+    tally.set(`transfer:${t.code}`, (tally.get(`transfer:${t.code}`) ?? 0) + 1);
+  }
 };
 
 describe('settlement under shuffled, duplicated delivery (property)', () => {
@@ -74,6 +91,8 @@ describe('settlement under shuffled, duplicated delivery (property)', () => {
         const { view } = await deliver(order, { afterEach: checkLedger });
         checkJobs(view, failuresOf(inputs));
         checkSlashes(view);
+        checkMembership(view);
+        checkRewardShares(view);
         expect(hashOf(replayLedger(view.log))).toBe(viewHash(view));
         const again = await deliver(order);
         expect(viewHash(again.view)).toBe(viewHash(view));
@@ -100,8 +119,15 @@ describe('settlement under shuffled, duplicated delivery (property)', () => {
       'withdrawal.failed',
       'transfer:post-pending',
       'transfer:void-pending',
+      'usage.metered:notMembers',
+      // Delegations reach settlement's state (and so the shares) once it consumes their requests.
+      ...(s.consumes('subnet.delegation-requested')
+        ? ['subnet.delegated', 'job.settled:delegatorShares', 'transfer:reward-share']
+        : []),
     ])
       expect(tally.get(type) ?? 0, `${type} too rare to prove anything`).toBeGreaterThanOrEqual(3);
+    if (!s.consumes('subnet.delegation-requested'))
+      expect(tally.get('job.settled:delegatorShares') ?? 0, 'shares without delegations').toBe(0);
   }, 120_000);
 
   it('with funds and subnets in place, final balances do not depend on the order jobs are delivered in', async () => {
@@ -127,6 +153,9 @@ describe('settlement under shuffled, duplicated delivery (property)', () => {
           // Without replacement providers the escrow always covers the usage; with them, who gets
           // the last of an exhausted escrow depends on which report arrives first.
           jobs: world.jobs.map((j) => ({ ...j, replacement: false })),
+          // Reward shares follow the stakes at settlement, which other jobs' slashes change: like the
+          // slashes' split, they depend on the order; the first property checks them.
+          delegations: [],
           deposits: [
             ...TENANTS.flatMap((t) => [
               { owner: t, asset: 'NTX' as const, amount: '1000000000000000000' },

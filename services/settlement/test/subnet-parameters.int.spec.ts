@@ -3,6 +3,7 @@ import {
   JobSubmitted,
   originOf,
   SubnetCreateRequested,
+  SubnetJoinRequested,
   SubnetParametersUpdateRequested,
   UsageReported,
 } from '@gpunet/contracts';
@@ -30,6 +31,7 @@ describe('subnet parameters are versioned', () => {
     for (const [ownerId, amount] of [
       ['o1', 10_000n],
       ['t1', 10n ** 12n],
+      ['p1', 1_000n],
     ] as const)
       await s.commands.recordDeposit(
         {
@@ -78,6 +80,7 @@ describe('subnet parameters are versioned', () => {
         parameters: PARAMETERS,
         requestedAt: AT,
       }),
+      message(SubnetJoinRequested, { subnetId: 's1', providerId: 'p1', stake: '100', requestedAt: AT }),
       job('before'),
       message(SubnetParametersUpdateRequested, {
         subnetId: 's1',

@@ -1,11 +1,21 @@
-import { JobCancelled, JobCompleted, JobFailed, type PayloadOf, UsageReported } from '@gpunet/contracts';
+import {
+  JobCancelled,
+  JobCompleted,
+  JobFailed,
+  type PayloadOf,
+  UsageDisputed,
+  UsageReported,
+} from '@gpunet/contracts';
 import { durable, type EventContext } from '@gpunet/eventing';
 import { Controller, Inject } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { CONSUMER_SETTINGS, EXECUTION_CONSUMER } from './settlement.consumers';
 import { SettlementCommands } from './settlement.commands';
 
-/** What execution reports (durable consumer `settlement-execution`): usage, and how each job ended. */
+/**
+ * What execution reports (durable consumer `settlement-execution`): usage, its disputes, and how each
+ * job ended.
+ */
 @Controller()
 export class ExecutionHandler {
   constructor(@Inject(SettlementCommands) private readonly commands: SettlementCommands) {}
@@ -16,6 +26,15 @@ export class ExecutionHandler {
     @Ctx() ctx: EventContext,
   ): Promise<void> {
     await this.commands.meterUsage(report, ctx.causedBy(), ctx.tx);
+  }
+
+  /** A lost usage dispute is evidence against the provider: a `usage-disputed` slash in the job's subnet. */
+  @EventPattern(UsageDisputed, durable(EXECUTION_CONSUMER, CONSUMER_SETTINGS))
+  async usageDisputed(
+    @Payload() dispute: PayloadOf<typeof UsageDisputed>,
+    @Ctx() ctx: EventContext,
+  ): Promise<void> {
+    await this.commands.disputeUsage(dispute, ctx.causedBy(), ctx.tx);
   }
 
   @EventPattern(JobCompleted, durable(EXECUTION_CONSUMER, CONSUMER_SETTINGS))

@@ -17,6 +17,7 @@ import {
   type SubnetProposalRequested,
   type SubnetUndelegationRequested,
   type SubnetVoteRequested,
+  type UsageDisputed,
   type UsageReported,
   type WithdrawalRequested,
 } from '@gpunet/contracts';
@@ -35,12 +36,14 @@ import { chainClearingOf, delegationOf, escrowOf, stakeOf, walletOf } from '../d
 import {
   type JobSettlementCommand,
   jobSettlementDecider,
+  JobNotKnownYetError,
   type JobSettlementEvent,
   type JobSettlementState,
   type ProviderFault,
   type SubnetTermsView,
 } from '../domain/job/job-settlement.decider';
 import { jobTransfers } from '../domain/job/job-settlement.effects';
+import type { StakeHolders } from '../domain/job/reward-shares';
 import { availableOf, type Transfer, ZERO_BALANCES } from '../domain/ledger/transfer';
 import { minor } from '../domain/money';
 import {
@@ -56,6 +59,7 @@ import {
   type SubnetState,
 } from '../domain/subnet/subnet.decider';
 import { subnetTransfers } from '../domain/subnet/subnet.effects';
+import { isBillableMember, stakesOf } from '../domain/subnet/subnet-views';
 import {
   depositDecider,
   type DepositEvent,
@@ -218,33 +222,82 @@ export class SettlementCommands {
     );
   }
 
-  /** Accrues a usage report as pending transfers (`usage.metered`, maybe `escrow.low`/`exhausted`). */
-  meterUsage(report: PayloadOf<typeof UsageReported>, cause: Causation, tx: Tx): Promise<JobDecision> {
-    const { jobId, seq, providers } = report;
-    return this.job(jobId, { type: 'MeterUsage', jobId, seq, providers, at: this.now() }, cause, tx);
+  /**
+   * The job's subnet as it is now, for a funded job (else nothing to read). Read without the
+   * subnet's lock, like funding: a join or leave racing with a metering applies to one side of it.
+   */
+  private async subnetOfJob(job: JobSettlementState, tx: Tx | undefined): Promise<SubnetState> {
+    if (job.status !== 'funded') return subnetDecider.initialState;
+    return (await this.subnets.load(streamIdOf('subnet', job.subnetId), tx)).state;
   }
 
-  /** Pays providers, subnet and platform, refunds the rest, and proposes slashes for the verified faults. */
+  /**
+   * Accrues a usage report as pending transfers (`usage.metered`, maybe `escrow.low`/`exhausted`),
+   * for the providers that are billable members of the job's subnet when it is metered.
+   */
+  meterUsage(report: PayloadOf<typeof UsageReported>, cause: Causation, tx: Tx): Promise<JobDecision> {
+    const { jobId, seq, providers } = report;
+    return this.job(
+      jobId,
+      async (state, t) => {
+        const subnet = await this.subnetOfJob(state, t);
+        return {
+          type: 'MeterUsage',
+          jobId,
+          seq,
+          providers,
+          billable: billableOf(subnet, providers),
+          at: this.now(),
+        };
+      },
+      cause,
+      tx,
+    );
+  }
+
+  /**
+   * Pays the billable members (each sharing its pay with its delegators, pro rata to stake now),
+   * refunds the rest, and proposes a slash of each verified fault the job's pinned table prices.
+   */
   async settleJob(end: JobEnd, cause: Causation, tx: Tx): Promise<JobDecision> {
-    const settled = await this.job(end.jobId, { type: 'SettleJob', ...end, at: this.now() }, cause, tx);
+    const settled = await this.job(
+      end.jobId,
+      async (state, t) => {
+        const subnet = await this.subnetOfJob(state, t);
+        const paid = new Set([
+          ...(state.status === 'funded' ? state.providers.keys() : []),
+          ...end.usage.map((u) => u.providerId),
+        ]);
+        const stakes = new Map<string, StakeHolders>([...paid].sort().map((p) => [p, stakesOf(subnet, p)]));
+        return {
+          type: 'SettleJob',
+          ...end,
+          billable: billableOf(subnet, end.usage),
+          stakes,
+          at: this.now(),
+        };
+      },
+      cause,
+      tx,
+    );
     const { state } = settled;
     if (state.status !== 'settled' || !settled.domainEvents.some((e) => e.type === 'job.settled'))
       return settled;
-    for (const { providerId, kind, verified } of end.faults) {
-      if (!verified) continue;
-      const evidence = {
-        kind,
-        source: 'job-fault',
-        jobId: end.jobId,
-        reference: end.jobId,
-        detail: `verified ${kind} in job ${end.jobId}`,
-      } as const;
+    for (const { providerId, kind, verified, detail } of end.faults) {
+      const bps = state.terms.slashing[kind] ?? 0;
+      if (!verified || bps === 0) continue;
       await this.proposeSlash(
         state.subnetId,
         {
           providerId,
-          evidence,
-          bps: state.terms.slashing[kind] ?? 0,
+          evidence: {
+            kind,
+            source: 'job-fault',
+            jobId: end.jobId,
+            reference: end.jobId,
+            detail: detail ?? `verified ${kind} in job ${end.jobId}`,
+          },
+          bps,
           policy: state.terms.slashingPolicy,
           beneficiaryId: state.tenantId,
         },
@@ -253,6 +306,43 @@ export class SettlementCommands {
       );
     }
     return settled;
+  }
+
+  /**
+   * Execution found a provider's signed usage above what it observed (and paid the observed figure):
+   * a `usage-disputed` slash in the job's subnet, by the job's pinned table and policy, for the
+   * job's tenant. Nothing when the table does not price the kind. A dispute of a job settlement has
+   * not funded yet waits for it (`JOB_NOT_KNOWN_YET`, retried).
+   */
+  async disputeUsage(
+    dispute: PayloadOf<typeof UsageDisputed>,
+    cause: Causation,
+    tx: Tx,
+  ): Promise<SubnetDecision | null> {
+    const { state } = await this.jobs.load(streamIdOf('job', dispute.jobId), tx);
+    if (state.status === 'unknown') throw new JobNotKnownYetError(dispute.jobId);
+    if (state.status === 'rejected') return null; // never ran: nothing it could have overclaimed
+    const bps = state.terms.slashing['usage-disputed'] ?? 0;
+    if (bps === 0) return null;
+    const { jobId, providerId, attempt, rank } = dispute;
+    return this.proposeSlash(
+      state.subnetId,
+      {
+        providerId,
+        evidence: {
+          kind: 'usage-disputed',
+          source: 'usage-dispute',
+          jobId,
+          reference: `${jobId}/${attempt}/${rank}`,
+          detail: `rank ${rank} (attempt ${attempt}): the edge signed ${dispute.edgeSeconds} s, execution observed ${dispute.observedSeconds} s`,
+        },
+        bps,
+        policy: state.terms.slashingPolicy,
+        beneficiaryId: state.tenantId,
+      },
+      cause,
+      tx,
+    );
   }
 
   /**
@@ -535,6 +625,10 @@ export const slashIdOf = (subnetId: string, providerId: string, evidence: SlashE
     .update(`${subnetId}|${providerId}|${evidence.kind}|${evidence.reference}`)
     .digest('hex')
     .slice(0, 32)}`;
+
+/** Which of the providers of a reading are billable members of the subnet now. */
+const billableOf = (subnet: SubnetState, usage: readonly { readonly providerId: string }[]): string[] =>
+  [...new Set(usage.map((u) => u.providerId))].filter((p) => isBillableMember(subnet, p)).sort();
 
 const termsView = (subnet: SubnetState): SubnetTermsView | null =>
   subnet.exists

@@ -11,15 +11,22 @@ import type { Database, PostgresEventStore } from '@gpunet/eventing';
 import { type JobSettlementEvent, jobSettlementDecider } from '../domain/job/job-settlement.decider';
 import type { Account, RecordedTransfer } from '../domain/ledger/ledger';
 import { toWire } from '../domain/money';
-import { type Proposal, type SubnetEvent, subnetDecider } from '../domain/subnet/subnet.decider';
+import {
+  type Proposal,
+  type SubnetEvent,
+  subnetDecider,
+  type SubnetState,
+} from '../domain/subnet/subnet.decider';
 import { delegationsTo } from '../domain/subnet/subnet-rules';
 import { delegationKey } from '../domain/subnet/subnet-state';
+import { stakesOf } from '../domain/subnet/subnet-views';
 import type { PostgresLedger, Sql } from './postgres-ledger';
 
 type Balances = QueryResponse<typeof SettlementBalancesQuery>;
 type Statement = QueryResponse<typeof AccountStatementQuery>;
 type JobStatement = QueryResponse<typeof JobStatementQuery>;
 type SubnetEconomics = QueryResponse<typeof SubnetEconomicsQuery>;
+type SubnetHealth = NonNullable<SubnetEconomics['health']>;
 
 const balanceOf = (a: Account): Balances['accounts'][number] => {
   const debitNormal = a.flags.creditsMustNotExceedDebits;
@@ -280,6 +287,58 @@ export class SettlementReader {
           jailedUntil: x.jailedUntil,
           appealProposalId: x.appealProposalId,
         })),
+      health: await this.subnetHealth(state),
+    };
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // A subnet's health: its members, settled activity, stake, and the slashes taken from it.
+
+  private async subnetHealth(state: Extract<SubnetState, { exists: true }>): Promise<SubnetHealth> {
+    const members = [...state.members.values()];
+    const active = members.filter((m) => m.status === 'active');
+    // Settlement's word on standing where the state holds it; without it, every active member is placeable.
+    const inGoodStanding = active.filter((m) => !('standing' in m) || m.standing === 'good');
+    let own = 0n;
+    let delegated = 0n;
+    for (const m of members) {
+      const stakes = stakesOf(state, m.providerId);
+      own += stakes.own;
+      delegated += stakes.delegations.reduce((sum, d) => sum + d.amount, 0n);
+    }
+    const schema = this.db.schema;
+    const [settled] = await this.db.query<{ gpu_seconds: string; volume: string }>(
+      `SELECT coalesce(sum((SELECT sum((p->>'gpuSecondsBilled')::numeric)
+                              FROM jsonb_array_elements(e.data->'providers') p)), 0)::text AS gpu_seconds,
+              coalesce(sum((e.data->>'paidToProviders')::numeric + (e.data->>'subnetFees')::numeric
+                           + (e.data->>'platformFees')::numeric), 0)::text AS volume
+         FROM "${schema}".events e
+        WHERE e.type = 'job.settled' AND e.data->>'subnetId' = $1`,
+      [state.subnetId],
+    );
+    // Slashes taken (posted, or held and then posted) from any stake in the subnet — the owner's,
+    // a provider's, a delegation's (`<staker>@<subnet>[@<provider>]`) — by where they went.
+    const slashed = await this.db.query<{ purpose: string; amount: string }>(
+      `SELECT split_part(t.credit_account_id, ':', 2) AS purpose, sum(t.amount)::text AS amount
+         FROM "${schema}".ledger_transfers t
+        WHERE t.code = 'slash' AND t.kind IN ('posted', 'post-pending')
+          AND t.debit_account_id IN (SELECT a.id FROM "${schema}".ledger_accounts a
+                                      WHERE a.asset = $2 AND a.purpose = 'stake'
+                                        AND split_part(a.owner, '@', 2) = $1)
+        GROUP BY 1`,
+      [state.subnetId, state.asset],
+    );
+    const to = (purpose: string): string => slashed.find((r) => r.purpose === purpose)?.amount ?? '0';
+    return {
+      activeProviders: active.length,
+      providersInGoodStanding: inGoodStanding.length,
+      gpuSecondsSettled: Number(settled?.gpu_seconds ?? 0),
+      volume: settled?.volume ?? '0',
+      totalStake: toWire(state.ownerStake + own + delegated),
+      delegatedStake: toWire(delegated),
+      slashedToTreasury: to('treasury'),
+      slashedBurned: to('burn'),
+      slashedRefunded: to('wallet'),
     };
   }
 

@@ -1,7 +1,11 @@
 import { foldEvents, type PayloadOf, type JobFailed } from '@gpunet/contracts';
 import { expect } from 'vitest';
 import { escrowOf, payableOf, platformFeesOf, treasuryOf } from '../../src/domain/accounts';
-import { type JobSettlementEvent, jobSettlementDecider } from '../../src/domain/job/job-settlement.decider';
+import {
+  type JobSettlementEvent,
+  jobSettlementDecider,
+  type JobSettlementState,
+} from '../../src/domain/job/job-settlement.decider';
 import { jobTransfers } from '../../src/domain/job/job-settlement.effects';
 import { figuresFor } from '../../src/domain/job/pricing';
 import { type Account, Ledger, type RecordedTransfer } from '../../src/domain/ledger/ledger';
@@ -9,7 +13,8 @@ import { ledgerHash } from '../../src/domain/ledger/ledger-hash';
 import { type AccountBalances, type Transfer, ZERO_BALANCES } from '../../src/domain/ledger/transfer';
 import { minor } from '../../src/domain/money';
 import { totalsOf } from '../../src/domain/reconciliation';
-import { type SubnetEvent, subnetDecider } from '../../src/domain/subnet/subnet.decider';
+import { type SubnetEvent, subnetDecider, type SubnetState } from '../../src/domain/subnet/subnet.decider';
+import { isBillableMember, stakesOf } from '../../src/domain/subnet/subnet-views';
 import { subnetTransfers } from '../../src/domain/subnet/subnet.effects';
 import { depositDecider, depositTransfers, type DepositEvent } from '../../src/domain/wallet/deposit.decider';
 import {
@@ -160,7 +165,7 @@ export const checkJobs = (
   }
 };
 
-/** Invariant 9: a slash never exceeds the stake it takes from. */
+/** Invariant 9: a slash never exceeds the stake it takes from, and its shares add up to it. */
 export const checkSlashes = (view: SettlementView): void => {
   for (const [streamId, events] of view.streams) {
     if (!streamId.startsWith('subnet-')) continue;
@@ -168,8 +173,122 @@ export const checkSlashes = (view: SettlementView): void => {
       if (e.type !== 'subnet.provider-slashed') continue;
       expect(minor(e.data.amount) <= minor(e.data.stakeBefore)).toBe(true);
       expect(minor(e.data.amount) > 0n).toBe(true);
+      if (e.data.shares)
+        expect(e.data.shares.reduce((sum, share) => sum + minor(share.amount), 0n)).toBe(
+          minor(e.data.amount),
+        );
     }
   }
+};
+
+/** What a job and its subnet decided on: the subnet as settlement read it for each job decision. */
+interface JobDecisionSeen {
+  readonly jobId: string;
+  readonly event: JobSettlementEvent;
+  readonly subnet: SubnetState;
+}
+
+/**
+ * Each job event with its subnet as it stood when the event was decided: the subnet's events before
+ * it in the log (deliveries are serial, so the log is the order of the decisions).
+ */
+const jobDecisions = (view: SettlementView): JobDecisionSeen[] => {
+  const subnets = new Map<string, SubnetState>();
+  const jobs = new Map<string, JobSettlementState>();
+  const seen: JobDecisionSeen[] = [];
+  for (const { streamId, event } of view.log) {
+    if (streamId.startsWith('subnet-')) {
+      const before = subnets.get(streamId) ?? subnetDecider.initialState;
+      subnets.set(streamId, subnetDecider.evolve(before, event as SubnetEvent));
+      continue;
+    }
+    if (!streamId.startsWith('job-')) continue;
+    const e = event as JobSettlementEvent;
+    const before = jobs.get(streamId) ?? jobSettlementDecider.initialState;
+    jobs.set(streamId, jobSettlementDecider.evolve(before, e));
+    if (before.status !== 'funded') continue;
+    seen.push({
+      jobId: before.jobId,
+      event: e,
+      subnet: subnets.get(`subnet-${before.subnetId}`) ?? subnetDecider.initialState,
+    });
+  }
+  return seen;
+};
+
+/**
+ * Invariant 10: only members of the job's subnet (active or unbonding) when a report is metered
+ * accrue its usage, and every provider listed as a non-member is none.
+ */
+export const checkMembership = (view: SettlementView): void => {
+  for (const { jobId, event, subnet } of jobDecisions(view)) {
+    if (event.type !== 'usage.metered') continue;
+    for (const p of event.data.providers)
+      expect(isBillableMember(subnet, p.providerId), `${jobId}: ${p.providerId} billed, not a member`).toBe(
+        true,
+      );
+    for (const providerId of event.data.notMembers ?? [])
+      expect(isBillableMember(subnet, providerId), `${jobId}: ${providerId} listed, but a member`).toBe(
+        false,
+      );
+  }
+};
+
+/**
+ * Invariant 11: each delegator's reward share is the floor of its part of what the provider was
+ * paid, pro rata to the stakes when the job settled (a delegator's delegations as one; none of a
+ * provider to itself); the shares never exceed the pay, and the ledger holds exactly those
+ * reward-share transfers, from the provider's payable to the delegator's.
+ */
+export const checkRewardShares = (view: SettlementView): void => {
+  const shareTransfers = view.transfers.filter((t) => t.code === 'reward-share');
+  const settledJobs = new Set<string>();
+  for (const { jobId, event, subnet } of jobDecisions(view)) {
+    if (event.type !== 'job.settled') continue;
+    settledJobs.add(jobId);
+    const shares = event.data.delegatorShares ?? [];
+    for (const p of event.data.providers) {
+      const paid = minor(p.paid);
+      const stakes = stakesOf(subnet, p.providerId);
+      const delegated = new Map<string, bigint>();
+      let total = stakes.own;
+      for (const d of stakes.delegations) {
+        total += d.amount;
+        if (d.delegatorId !== p.providerId)
+          delegated.set(d.delegatorId, (delegated.get(d.delegatorId) ?? 0n) + d.amount);
+      }
+      const mine = shares.filter((s) => s.providerId === p.providerId);
+      expect(
+        mine.reduce((sum, s) => sum + minor(s.amount), 0n) <= paid,
+        `${jobId}/${p.providerId} shared more than paid`,
+      ).toBe(true);
+      for (const [delegatorId, amount] of delegated) {
+        const share = minor(mine.find((s) => s.delegatorId === delegatorId)?.amount ?? '0');
+        // share = ⌊paid × amount ÷ total⌋
+        expect(
+          share * total <= paid * amount && paid * amount < (share + 1n) * total,
+          `${jobId}: ${delegatorId}'s share of ${p.providerId}`,
+        ).toBe(true);
+      }
+      for (const s of mine) expect(delegated.has(s.delegatorId) && minor(s.amount) > 0n).toBe(true);
+    }
+    const { asset } = event.data;
+    expect(
+      shareTransfers
+        .filter((t) => t.jobId === jobId)
+        .map((t) => [t.id, t.kind, t.debitAccountId, t.creditAccountId, t.amount]),
+    ).toEqual(
+      shares.map((s) => [
+        `reward-share:${jobId}:${s.providerId}:${s.delegatorId}`,
+        'posted',
+        payableOf(asset, s.providerId),
+        payableOf(asset, s.delegatorId),
+        minor(s.amount),
+      ]),
+    );
+  }
+  for (const t of shareTransfers)
+    expect(settledJobs.has(t.jobId!), `${t.id} of a job not settled`).toBe(true);
 };
 
 /**

@@ -10,9 +10,11 @@ import {
   type MessageDefinition,
   type PayloadOf,
   SubnetCreateRequested,
+  SubnetDelegationRequested,
   SubnetJoinRequested,
   SubnetLeaveRequested,
   SubnetParametersUpdateRequested,
+  SubnetUndelegationRequested,
   UsageReported,
   WithdrawalRequested,
   type DepositConfirmed,
@@ -22,8 +24,9 @@ import type { SubnetParameters } from '../../src/domain/job/job-settlement.decid
 
 /*
  * Random but coherent settlement worlds for property tests: what the other services would emit
- * (deposits, subnets, joins, jobs with cumulative usage reports and an end, withdrawals), as a list
- * of inputs that the harness then delivers shuffled and duplicated.
+ * (deposits, subnets, joins, delegations, jobs with cumulative usage reports and an end,
+ * withdrawals, undelegations), as a list of inputs that the harness then delivers shuffled and
+ * duplicated. Jobs also name providers that never joined: their usage must not be billed.
  */
 
 export type Input =
@@ -108,8 +111,8 @@ const jobArb = fc.record({
   /** Readings as fractions (per mille) of the max billable GPU-seconds; > 1000 runs over. */
   readings: fc.array(fc.integer({ min: 0, max: 1_300 }), { minLength: 0, maxLength: 6 }),
   agreedPremium: fc.bigInt({ min: 0n, max: 2_000_000n }),
-  // Failures twice as often as the other ends: only they carry faults, and so slashes.
-  end: fc.constantFrom('completed', 'failed', 'failed', 'cancelled', 'none'),
+  // Failures three times as often as the other ends: only they carry faults, and so slashes.
+  end: fc.constantFrom('completed', 'failed', 'failed', 'failed', 'cancelled', 'none'),
   faultAt: fc.integer({ min: 0, max: 1_000 }),
   faultKind: fc.constantFrom('rank-crashed', 'host-lost', 'invalid-result'),
   faultVerified: fc.integer({ min: 0, max: 3 }).map((n) => n > 0),
@@ -141,6 +144,23 @@ export const worldArb = fc.record({
     }),
     { minLength: 1, maxLength: 6 },
   ),
+  /**
+   * Whether every provider first joins both subnets (three worlds in four): only members are billed,
+   * so most jobs should have members to bill; in the others only the random joins make members.
+   */
+  allJoin: fc.integer({ min: 0, max: 3 }).map((n) => n > 0),
+  /** Stake delegated to providers (members or not): it shares their pay and their slashes. */
+  delegations: fc.array(
+    fc.record({
+      delegator: fc.constantFrom(...TENANTS, 'p2', 'p3'),
+      // p1 is paid (and slashed) most often.
+      provider: fc.constantFrom('p1', 'p1', ...PROVIDERS),
+      subnet: fc.constantFrom(0, 1),
+      amount: fc.oneof(amount(1_000n), amount(100_000n)),
+      undelegate: fc.boolean(),
+    }),
+    { maxLength: 5 },
+  ),
   jobs: fc.array(jobArb, { maxLength: 5 }),
   withdrawals: fc.array(
     fc.record({
@@ -156,9 +176,9 @@ export const worldArb = fc.record({
 
 export type World = typeof worldArb extends fc.Arbitrary<infer W> ? W : never;
 
-/** Inputs in the order producers would emit them; `setup` ones (deposits, subnets, joins) first. */
+/** Inputs in the order producers would emit them; `setup` ones (deposits, subnets, joins, delegations) first. */
 export interface Phases {
-  /** Deposits, then subnets, then joins: the order a person would do them in. */
+  /** Deposits, then subnets, then joins, then delegations: the order people would do them in. */
   readonly setup: readonly (readonly Input[])[];
   readonly jobs: readonly Input[];
   readonly late: readonly Input[];
@@ -169,6 +189,7 @@ export const inputsOf = (world: World, name = 'w'): Phases => {
   const deposits: Input[] = [];
   const subnets: Input[] = [];
   const joins: Input[] = [];
+  const delegations: Input[] = [];
   // The owner can always create its subnets; providers can usually stake.
   const baseline = [
     { owner: OWNER, asset: 'NTX', amount: '10000000000' },
@@ -223,12 +244,31 @@ export const inputsOf = (world: World, name = 'w'): Phases => {
         'subnet-s1',
       ),
     );
-  for (const j of world.joins) {
+  const everyone = world.allJoin
+    ? PROVIDERS.flatMap((provider) => [0, 1].map((subnet) => ({ provider, subnet, stake: '1000' })))
+    : [];
+  for (const j of [...everyone, ...world.joins]) {
     const subnetId = SUBNETS[j.subnet]!.subnetId;
     joins.push(
       envelope(
         SubnetJoinRequested,
         { subnetId, providerId: j.provider, stake: j.stake, requestedAt: iso(2) },
+        `subnet-${subnetId}`,
+      ),
+    );
+  }
+  for (const d of world.delegations) {
+    const subnetId = SUBNETS[d.subnet]!.subnetId;
+    delegations.push(
+      envelope(
+        SubnetDelegationRequested,
+        {
+          subnetId,
+          delegatorId: d.delegator,
+          providerId: d.provider,
+          amount: d.amount,
+          requestedAt: iso(3),
+        },
         `subnet-${subnetId}`,
       ),
     );
@@ -347,6 +387,18 @@ export const inputsOf = (world: World, name = 'w'): Phases => {
         ),
       );
     });
+  world.delegations
+    .filter((d) => d.undelegate)
+    .forEach((d) => {
+      const subnetId = SUBNETS[d.subnet]!.subnetId;
+      late.push(
+        envelope(
+          SubnetUndelegationRequested,
+          { subnetId, delegatorId: d.delegator, providerId: d.provider, requestedAt: iso(60) },
+          `subnet-${subnetId}`,
+        ),
+      );
+    });
   for (const s of SUBNETS) late.push({ kind: 'release', subnetId: s.subnetId });
-  return { setup: [deposits, subnets, joins], jobs, late };
+  return { setup: [deposits, subnets, joins, delegations], jobs, late };
 };

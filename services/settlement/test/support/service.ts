@@ -37,6 +37,8 @@ export interface SettlementUnderTest {
    * for tests that decide when and in which order messages arrive.
    */
   handle(envelope: Envelope, tx: Tx): Promise<void>;
+  /** Whether a controller consumes messages of `type` (`handle` refuses the others). */
+  consumes(type: string): boolean;
   /** `handle` in a transaction of its own, as a consumer batch of one. */
   deliver(envelope: Envelope): Promise<void>;
   /** Settlement's events in the order they were appended, as `sql` (a transaction, or the pool) sees them. */
@@ -116,6 +118,7 @@ export const startSettlement = async (
     'subnet.undelegation-requested': (d, c) => gateway.subnetUndelegationRequested(d, c),
     'withdrawal.requested': (d, c) => gateway.withdrawalRequested(d, c),
     'usage.reported': (d, c) => execution.usageReported(d, c),
+    'usage.disputed': (d, c) => execution.usageDisputed(d, c),
     'job.completed': (d, c) => execution.jobCompleted(d, c),
     'job.failed': (d, c) => execution.jobFailed(d, c),
     'job.cancelled': (d, c) => execution.jobCancelled(d, c),
@@ -141,6 +144,7 @@ export const startSettlement = async (
     pg,
     errors,
     handle,
+    consumes: (type) => type in routes,
     deliver: (envelope) => eventing.db.transaction((tx) => handle(envelope, tx)),
     log: async (sql = eventing.db) =>
       (

@@ -26,6 +26,7 @@ import {
   priceFor,
   totalOf,
 } from './pricing';
+import { NO_STAKE, rewardShares, type StakeHolders } from './reward-shares';
 
 /*
  * One job's money, as a decider (stream `job-<jobId>`): escrow at submission, metering of usage as
@@ -70,6 +71,11 @@ export type JobSettlementCommand =
       readonly jobId: string;
       readonly seq: number;
       readonly providers: readonly ProviderUsage[];
+      /**
+       * The providers that are billable members of the job's subnet now (active or unbonding), read
+       * from the subnet when the report is metered; any other provider's usage accrues nothing.
+       */
+      readonly billable: readonly string[];
       readonly at: string;
     }
   | {
@@ -79,6 +85,13 @@ export type JobSettlementCommand =
       /** Final cumulative readings. */
       readonly usage: readonly ProviderUsage[];
       readonly faults: readonly ProviderFault[];
+      /** The providers of `usage` that are billable members of the job's subnet now (see MeterUsage). */
+      readonly billable: readonly string[];
+      /**
+       * Each provider's own stake and delegations in the job's subnet now, for its delegators' shares
+       * of its pay (a provider not listed shares nothing).
+       */
+      readonly stakes: ReadonlyMap<string, StakeHolders>;
       readonly at: string;
     };
 
@@ -265,11 +278,16 @@ const fundJob = (
   ];
 };
 
-/** Prices new readings; accrues what the escrow covers and says how much it could not. */
+/**
+ * Prices new readings of the billable members; accrues what the escrow covers and says how much it
+ * could not. A provider that is not a billable member accrues nothing: it is listed in `notMembers`
+ * and what it would have cost stays in the escrow, for the tenant's refund.
+ */
 const meter = (
   state: FundedJob,
   seq: number,
   usage: readonly ProviderUsage[],
+  billable: ReadonlySet<string>,
   at: string,
 ): { events: JobSettlementEvent[]; remaining: bigint; shortfall: bigint } => {
   const latest = new Map<string, ProviderUsage>();
@@ -280,11 +298,16 @@ const meter = (
   let remaining = state.funded - state.accrued;
   let shortfall = 0n;
   const changed: PayloadOf<typeof UsageMetered>['providers'] = [];
+  const notMembers: string[] = [];
   for (const providerId of [...latest.keys()].sort()) {
     const u = latest.get(providerId)!;
     const position = state.providers.get(providerId);
     const reported = BigInt(u.gpuSeconds);
     if (position ? reported <= position.reported : reported === 0n) continue; // nothing new
+    if (!billable.has(providerId)) {
+      notMembers.push(providerId);
+      continue;
+    }
     const gpus = position?.gpus ?? u.gpus;
     const gpuClass = position?.gpuClass ?? u.gpuClass;
     const price = position?.price ?? priceFor(state.terms, gpuClass, u.agreedPricePerGpuHour);
@@ -324,6 +347,7 @@ const meter = (
         accrued: toWire(state.funded - remaining),
         remaining: toWire(remaining),
         meteredAt: at,
+        ...(notMembers.length > 0 ? { notMembers } : {}),
       },
     });
   }
@@ -351,7 +375,13 @@ const meterUsage = (
   // Rejected jobs never run; late reports after settlement change nothing (the end carried the
   // final readings); a sequence number seen before is a redelivery.
   if (state.status !== 'funded' || state.meteredSeqs.has(command.seq)) return [];
-  const { events, remaining } = meter(state, command.seq, command.providers, command.at);
+  const { events, remaining } = meter(
+    state,
+    command.seq,
+    command.providers,
+    new Set(command.billable),
+    command.at,
+  );
   const lowMark = state.funded * BigInt(state.terms.lowEscrowBps);
   if (!state.lowRaised && state.funded > 0n && remaining * 10_000n < lowMark) {
     events.push({
@@ -375,7 +405,7 @@ const settleJob = (
 ): JobSettlementEvent[] => {
   if (state.status === 'unknown') throw new JobNotKnownYetError(command.jobId);
   if (state.status !== 'funded') return [];
-  const { events } = meter(state, 0, command.usage, command.at);
+  const { events } = meter(state, 0, command.usage, new Set(command.billable), command.at);
   const after = events.reduce(evolve, state as JobSettlementState) as FundedJob;
   const cap = new Map<string, bigint>();
   for (const f of command.faults) {
@@ -393,6 +423,14 @@ const settleJob = (
     });
   const spent = providers.reduce((total, { paid }) => total + totalOf(paid), 0n);
   const sumOf = (pick: (f: Figures) => bigint) => providers.reduce((t, { paid }) => t + pick(paid), 0n);
+  // Delegators share what the provider is paid (after any fault), never what it forfeited.
+  const delegatorShares = providers.flatMap(({ p, paid }) =>
+    rewardShares(p.providerId, paid.charge, command.stakes.get(p.providerId) ?? NO_STAKE).map((share) => ({
+      providerId: p.providerId,
+      delegatorId: share.delegatorId,
+      amount: toWire(share.amount),
+    })),
+  );
   events.push({
     type: 'job.settled',
     data: {
@@ -414,6 +452,7 @@ const settleJob = (
         platformFee: toWire(paid.platformFee),
         forfeited: toWire(p.charge - paid.charge),
       })),
+      ...(delegatorShares.length > 0 ? { delegatorShares } : {}),
       settledAt: command.at,
     },
   });

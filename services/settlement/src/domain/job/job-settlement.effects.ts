@@ -21,6 +21,9 @@ const LEG_CODE: Record<Leg, TransferCode> = {
   'platform-fee': 'fee-platform',
 };
 
+export const rewardShareId = (jobId: string, providerId: string, delegatorId: string): string =>
+  `reward-share:${jobId}:${providerId}:${delegatorId}`;
+
 const legAccount = (job: FundedJob, leg: Leg, providerId: string): string =>
   leg === 'charge'
     ? payableOf(job.asset, providerId)
@@ -95,6 +98,20 @@ export const jobTransfers = (state: JobSettlementState, event: JobSettlementEven
               : { ...common, id: `void:${pending.id}`, amount: pending.amount, kind: 'void-pending' },
           );
         }
+      }
+      // After the posts that credit the providers' payables (a batch is judged by its net anyway).
+      for (const share of d.delegatorShares ?? []) {
+        transfers.push({
+          id: rewardShareId(d.jobId, share.providerId, share.delegatorId),
+          debitAccountId: payableOf(state.asset, share.providerId),
+          creditAccountId: payableOf(state.asset, share.delegatorId),
+          amount: minor(share.amount),
+          kind: 'posted',
+          pendingId: null,
+          code: 'reward-share',
+          jobId: d.jobId,
+          at: d.settledAt,
+        });
       }
       const refund = minor(d.refunded);
       if (refund > 0n) {
