@@ -104,7 +104,7 @@ describe('subnet-standing filter: a job is offered only members in good standing
     expect(r.placement.allocations[0]!.nodes.map((n) => n.providerId).sort()).toEqual([A, D].sort());
   });
 
-  it('a job that needs the others is not placed: the standing filter counts their GPUs and names one', () => {
+  it('a job that needs the others is not placed: the standing filter counts their GPUs and names each reason', () => {
     const r = place(6);
     // The core judges the cluster as it stands (the engine parks the job: standing can change).
     if (r.code === 'Success') throw new Error('placed on providers not in good standing');
@@ -118,7 +118,15 @@ describe('subnet-standing filter: a job is offered only members in good standing
       },
     ]);
     expect(r.message).toContain("only 4 match model H100 80GB, in good standing in subnet 'public'");
-    expect(r.message).toContain('6 by subnet-standing (not a member of subnet');
+    // Each distinct standing is quoted with its own count.
+    for (const words of [
+      'below-minimum-stake: stake 5 of minimum 10',
+      'no standing reported',
+      'jailed until 2030-01-01T12:01:00.000Z',
+    ])
+      expect(r.message).toContain(
+        `2 by subnet-standing (not a member of subnet 'public' in good standing (${words}))`,
+      );
   });
 
   it.each([

@@ -67,10 +67,14 @@ export class ChainWatcher implements OnApplicationBootstrap, BeforeApplicationSh
     return this.passing;
   }
 
-  /** A pass that reads the chain after this call: one already running may have read it before. */
-  async freshPass(): Promise<ChainPass> {
-    await this.passing?.catch(() => undefined);
-    return this.chainPass();
+  /**
+   * Runs `change` (a synchronous change to the chain: the simulated faucet's deposit) between two
+   * passes, never during one: a pass that credited deposits before the change and read custody
+   * after it would report custody the ledger does not know of yet.
+   */
+  async betweenPasses<T>(change: () => T): Promise<T> {
+    while (this.passing) await this.passing.catch(() => undefined);
+    return change();
   }
 
   private async pass(): Promise<ChainPass> {

@@ -31,9 +31,12 @@ export class SimulatedChainHandler {
         'ASSET_NOT_HELD',
         `asset ${request.asset} is not held by the simulated chain (${this.chain.assets.join(', ')})`,
       );
-    const chainTxId = this.faucet.deposit(request.ownerId, request.asset, BigInt(request.amount));
-    this.faucet.mine(this.faucet.confirmationsRequired);
-    await this.watcher.freshPass();
+    const chainTxId = await this.watcher.betweenPasses(() => {
+      const id = this.faucet.deposit(request.ownerId, request.asset, BigInt(request.amount));
+      this.faucet.mine(this.faucet.confirmationsRequired);
+      return id;
+    });
+    await this.watcher.chainPass();
     const wallet = walletOf(request.asset, request.ownerId);
     const { accounts } = await this.reader.balances({ accountIds: [wallet] });
     return { chainTxId, available: accounts[0]?.available ?? '0' };

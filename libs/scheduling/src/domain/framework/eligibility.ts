@@ -16,6 +16,8 @@ export interface Eligibility {
   readonly rejectedBy: Uint8Array;
   /** Per filter: one status it rejected with (for explanations), or null. */
   readonly samples: readonly (Status | null)[];
+  /** Per GPU: the status it was rejected with (undefined when eligible), so explanations can count distinct reasons. */
+  readonly rejectedWith: readonly (Status | undefined)[];
   /** Set when a filter threw: the framework reports it as `Error`. */
   readonly error: Status | null;
 }
@@ -66,6 +68,7 @@ const computeEligibility = (ctx: RequestContext, registry: PluginRegistry): Elig
   const mask = new Uint32Array(inv.hosts.length);
   const rejectedBy = new Uint8Array(inv.gpus.length);
   const samples: (Status | null)[] = registry.filters.map(() => null);
+  const rejectedWith: (Status | undefined)[] = new Array<Status | undefined>(inv.gpus.length);
   const hosts: number[] = [];
   let current = -1;
   try {
@@ -82,17 +85,20 @@ const computeEligibility = (ctx: RequestContext, registry: PluginRegistry): Elig
       for (const h of provider.hostIndices) {
         const host = inv.hosts[h]!;
         let rejected = 0;
+        let status: Status | undefined;
         for (const [i, p] of hostPredicates) {
           current = i;
           const st = p(host, provider);
           if (st.code !== 'Success') {
             samples[i] ??= st;
             rejected = i + 1;
+            status = st;
             break;
           }
         }
         if (rejected !== 0) {
           rejectedBy.fill(rejected, host.gpuStart, host.gpuStart + host.gpuCount);
+          rejectedWith.fill(status, host.gpuStart, host.gpuStart + host.gpuCount);
           continue;
         }
         let bits = 0;
@@ -104,6 +110,7 @@ const computeEligibility = (ctx: RequestContext, registry: PluginRegistry): Elig
             const st = p(gpu, host, provider);
             if (st.code !== 'Success') {
               samples[i] ??= st;
+              rejectedWith[g] = st;
               by = i + 1;
               break;
             }
@@ -123,6 +130,7 @@ const computeEligibility = (ctx: RequestContext, registry: PluginRegistry): Elig
       sites: [],
       rejectedBy,
       samples,
+      rejectedWith,
       error: pluginError(
         name,
         'PluginFailed',
@@ -140,5 +148,5 @@ const computeEligibility = (ctx: RequestContext, registry: PluginRegistry): Elig
   const sites = [...bySite.entries()]
     .sort(([a], [b]) => a - b)
     .map(([site, list]) => ({ site, hosts: Int32Array.from(list) }));
-  return { mask, hosts: Int32Array.from(hosts), sites, rejectedBy, samples, error: null };
+  return { mask, hosts: Int32Array.from(hosts), sites, rejectedBy, samples, rejectedWith, error: null };
 };

@@ -432,7 +432,7 @@ const explainPlaced = (p: Placed, registry: PluginRegistry, opts: ResolvedOption
   });
 };
 
-/** How many filters' rejections a failure's sentence names (the reasons list has them all). */
+/** How many distinct rejections a failure's sentence quotes (the reasons list has every filter). */
 const MAX_REJECTIONS_NAMED = 3;
 
 /**
@@ -452,6 +452,9 @@ const explain = (
 ): ScheduleFailure => {
   const inv = ctx.inventory;
   const counts = registry.filters.map(() => 0);
+  // Free GPUs rejected by each distinct status of a filter that names figures: "2 by subnet-standing
+  // (no standing reported), 2 by subnet-standing (below-minimum-stake …)" rather than one of them.
+  const quoted = new Map<string, { readonly sample: Status; n: number }>();
   let busy = 0;
   let edgeBlocked = 0;
   let usable = 0;
@@ -460,8 +463,16 @@ const explain = (
     const by = elig.rejectedBy[gpu.index]!;
     if (free === 0) {
       if (by === 0) busy++;
-    } else if (by > 0) counts[by - 1]!++;
-    else if (allow !== null && !allow(gpu.hostIndex)) edgeBlocked++;
+    } else if (by > 0) {
+      counts[by - 1]!++;
+      const st = elig.rejectedWith[gpu.index];
+      if (st !== undefined && registry.filters[by - 1]!.namesFigures === true) {
+        const key = `${st.plugin}\u0000${st.message}`;
+        const seen = quoted.get(key);
+        if (seen === undefined) quoted.set(key, { sample: st, n: 1 });
+        else seen.n++;
+      }
+    } else if (allow !== null && !allow(gpu.hostIndex)) edgeBlocked++;
     else usable++;
   }
   const asked = ctx.request.gpuCount;
@@ -482,12 +493,7 @@ const explain = (
   const matches = `${usable} match${phrase === '' ? '' : ` ${phrase}`}${more === '' ? '' : ` (${more})`}`;
   // Filters whose reasons carry the GPU's own figure (`namesFigures`) are quoted: "GPU has 55
   // TFLOPS fp16 (measured), below 100" says which figure stood in the way; the phrase only the rule.
-  const rejected = elig.samples
-    .flatMap((sample, i) =>
-      counts[i]! > 0 && sample !== null && registry.filters[i]!.namesFigures === true
-        ? [{ sample, n: counts[i]! }]
-        : [],
-    )
+  const rejected = [...quoted.values()]
     .sort((x, y) => y.n - x.n)
     .slice(0, MAX_REJECTIONS_NAMED)
     .map(({ sample, n }) => `${n} by ${sample.plugin} (${sample.message})`)
