@@ -570,7 +570,9 @@ describe('subnets govern themselves: membership, stake votes, held slashes, seal
         prefix: c.nats.prefix,
       }),
     );
-    // Both claimed H100s are challenged once each and fail (no answer by the deadline).
+    // Both claimed H100s are challenged and fail (no answer by the deadline). A challenge sent while
+    // the edge still grinds the one before is declined (BUSY): that is no evidence, and slashes
+    // nothing; the GPU is challenged again.
     const failed = await withContext(
       waitFor(
         () => {
@@ -579,8 +581,11 @@ describe('subnets govern themselves: membership, stake votes, held slashes, seal
               (e) =>
                 e.type === 'provider.challenged' && (e.data as { providerId: string }).providerId === liarId,
             )
-            .map((e) => e.data as PayloadOf<typeof ProviderChallenged>);
-          return ended.length >= 2 ? ended : undefined;
+            .map((e) => e.data as PayloadOf<typeof ProviderChallenged>)
+            .filter((e) => e.evidence.failure?.kind !== 'declined');
+          // The first real failure of each GPU, in the order they ended (the order of their slashes).
+          const first = ended.filter((e, i) => ended.findIndex((o) => o.gpuUuid === e.gpuUuid) === i);
+          return first.length >= 2 ? first : undefined;
         },
         { timeoutMs: 90_000, description: "the liar's two challenges" },
       ),
