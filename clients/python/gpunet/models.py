@@ -99,7 +99,7 @@ class Readiness(TypedDict):
 class BalancesAccountsItem(TypedDict):
     accountId: str
     asset: str
-    purpose: Literal['wallet', 'escrow', 'payable', 'treasury', 'fees', 'stake', 'chain']
+    purpose: Literal['wallet', 'escrow', 'payable', 'treasury', 'fees', 'stake', 'burn', 'chain']
     ownerId: str
     debitsPending: str
     debitsPosted: str
@@ -127,7 +127,7 @@ class DepositReceipt(TypedDict):
 class StatementAccount(TypedDict):
     accountId: str
     asset: str
-    purpose: Literal['wallet', 'escrow', 'payable', 'treasury', 'fees', 'stake', 'chain']
+    purpose: Literal['wallet', 'escrow', 'payable', 'treasury', 'fees', 'stake', 'burn', 'chain']
     ownerId: str
     debitsPending: str
     debitsPosted: str
@@ -793,7 +793,7 @@ class ProposalAccepted(TypedDict):
 class SubnetStakeStatementAccountsItemAccount(TypedDict):
     accountId: str
     asset: str
-    purpose: Literal['wallet', 'escrow', 'payable', 'treasury', 'fees', 'stake', 'chain']
+    purpose: Literal['wallet', 'escrow', 'payable', 'treasury', 'fees', 'stake', 'burn', 'chain']
     ownerId: str
     debitsPending: str
     debitsPosted: str

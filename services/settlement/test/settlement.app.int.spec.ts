@@ -503,7 +503,9 @@ describe('settlement service (runService, NATS, Postgres, simulated chain)', () 
     if (slash.type === 'subnet.slash-proposed')
       expect(slash.data).toMatchObject({
         bps: 2_000,
-        beneficiaryId: 'tenant',
+        // The subnet sends slashes to its treasury: no tenant is refunded.
+        destination: 'treasury',
+        beneficiaryId: null,
         evidence: { kind: 'usage-disputed', source: 'usage-dispute', reference: 'job-d/2/1' },
       });
     else expect(slash.data).toMatchObject({ kind: 'usage-disputed', stakeBefore: '1000' });

@@ -626,7 +626,7 @@ export interface components {
         readonly accountId: string;
         readonly asset: string;
         /** @enum {string} */
-        readonly purpose: 'wallet' | 'escrow' | 'payable' | 'treasury' | 'fees' | 'stake' | 'chain';
+        readonly purpose: 'wallet' | 'escrow' | 'payable' | 'treasury' | 'fees' | 'stake' | 'burn' | 'chain';
         readonly ownerId: string;
         readonly debitsPending: string;
         readonly debitsPosted: string;
@@ -1697,7 +1697,7 @@ export interface components {
         readonly accountId: string;
         readonly asset: string;
         /** @enum {string} */
-        readonly purpose: 'wallet' | 'escrow' | 'payable' | 'treasury' | 'fees' | 'stake' | 'chain';
+        readonly purpose: 'wallet' | 'escrow' | 'payable' | 'treasury' | 'fees' | 'stake' | 'burn' | 'chain';
         readonly ownerId: string;
         readonly debitsPending: string;
         readonly debitsPosted: string;
@@ -1998,7 +1998,8 @@ export interface components {
           readonly accountId: string;
           readonly asset: string;
           /** @enum {string} */
-          readonly purpose: 'wallet' | 'escrow' | 'payable' | 'treasury' | 'fees' | 'stake' | 'chain';
+          readonly purpose:
+            'wallet' | 'escrow' | 'payable' | 'treasury' | 'fees' | 'stake' | 'burn' | 'chain';
           readonly ownerId: string;
           readonly debitsPending: string;
           readonly debitsPosted: string;

@@ -106,12 +106,12 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
             properties: {
               accountId: {
                 type: 'string',
-                pattern: '^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,260}(#[0-9a-f]{2})?$',
+                pattern: '^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,386}(#[0-9a-f]{2})?$',
               },
               asset: { type: 'string', pattern: '^[A-Z][A-Z0-9]{1,11}$' },
               purpose: {
                 type: 'string',
-                enum: ['wallet', 'escrow', 'payable', 'treasury', 'fees', 'stake', 'chain'],
+                enum: ['wallet', 'escrow', 'payable', 'treasury', 'fees', 'stake', 'burn', 'chain'],
               },
               ownerId: { type: 'string' },
               debitsPending: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
@@ -1289,11 +1289,11 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
               code: { type: 'string' },
               debitAccountId: {
                 type: 'string',
-                pattern: '^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,260}(#[0-9a-f]{2})?$',
+                pattern: '^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,386}(#[0-9a-f]{2})?$',
               },
               creditAccountId: {
                 type: 'string',
-                pattern: '^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,260}(#[0-9a-f]{2})?$',
+                pattern: '^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,386}(#[0-9a-f]{2})?$',
               },
               amount: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
               pendingId: { type: ['string', 'null'] },
@@ -2210,12 +2210,12 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
               properties: {
                 accountId: {
                   type: 'string',
-                  pattern: '^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,260}(#[0-9a-f]{2})?$',
+                  pattern: '^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,386}(#[0-9a-f]{2})?$',
                 },
                 asset: { type: 'string', pattern: '^[A-Z][A-Z0-9]{1,11}$' },
                 purpose: {
                   type: 'string',
-                  enum: ['wallet', 'escrow', 'payable', 'treasury', 'fees', 'stake', 'chain'],
+                  enum: ['wallet', 'escrow', 'payable', 'treasury', 'fees', 'stake', 'burn', 'chain'],
                 },
                 ownerId: { type: 'string' },
                 debitsPending: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
@@ -2253,11 +2253,11 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
               code: { type: 'string' },
               debitAccountId: {
                 type: 'string',
-                pattern: '^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,260}(#[0-9a-f]{2})?$',
+                pattern: '^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,386}(#[0-9a-f]{2})?$',
               },
               creditAccountId: {
                 type: 'string',
-                pattern: '^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,260}(#[0-9a-f]{2})?$',
+                pattern: '^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,386}(#[0-9a-f]{2})?$',
               },
               amount: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
               pendingId: { type: ['string', 'null'] },
@@ -2883,7 +2883,7 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
             properties: {
               accountId: {
                 type: 'string',
-                pattern: '^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,260}(#[0-9a-f]{2})?$',
+                pattern: '^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,386}(#[0-9a-f]{2})?$',
               },
               role: { type: 'string', enum: ['stake', 'delegation'] },
               providerId: { type: ['string', 'null'] },
@@ -2894,12 +2894,12 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
                     properties: {
                       accountId: {
                         type: 'string',
-                        pattern: '^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,260}(#[0-9a-f]{2})?$',
+                        pattern: '^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,386}(#[0-9a-f]{2})?$',
                       },
                       asset: { type: 'string', pattern: '^[A-Z][A-Z0-9]{1,11}$' },
                       purpose: {
                         type: 'string',
-                        enum: ['wallet', 'escrow', 'payable', 'treasury', 'fees', 'stake', 'chain'],
+                        enum: ['wallet', 'escrow', 'payable', 'treasury', 'fees', 'stake', 'burn', 'chain'],
                       },
                       ownerId: { type: 'string' },
                       debitsPending: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
@@ -2937,11 +2937,11 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
                     code: { type: 'string' },
                     debitAccountId: {
                       type: 'string',
-                      pattern: '^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,260}(#[0-9a-f]{2})?$',
+                      pattern: '^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,386}(#[0-9a-f]{2})?$',
                     },
                     creditAccountId: {
                       type: 'string',
-                      pattern: '^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,260}(#[0-9a-f]{2})?$',
+                      pattern: '^[A-Z][A-Z0-9]{1,11}:[a-z]+:[A-Za-z0-9_@-]{1,386}(#[0-9a-f]{2})?$',
                     },
                     amount: { type: 'string', pattern: '^(0|[1-9][0-9]{0,37})$' },
                     pendingId: { type: ['string', 'null'] },
