@@ -28,6 +28,15 @@ type JobStatement = QueryResponse<typeof JobStatementQuery>;
 type SubnetEconomics = QueryResponse<typeof SubnetEconomicsQuery>;
 type SubnetHealth = NonNullable<SubnetEconomics['health']>;
 
+/** What the subnet's `job.settled` events add up to (Postgres numerics as text). */
+interface SettledFigures {
+  readonly jobs: string;
+  readonly paid: string;
+  readonly fees: string;
+  readonly gpu_seconds: string;
+  readonly volume: string;
+}
+
 const balanceOf = (a: Account): Balances['accounts'][number] => {
   const debitNormal = a.flags.creditsMustNotExceedDebits;
   const balance = debitNormal ? a.debitsPosted - a.creditsPosted : a.creditsPosted - a.debitsPosted;
@@ -217,10 +226,15 @@ export class SettlementReader {
     const treasuryBalance = treasury
       .filter((a) => a.purpose === 'treasury')
       .reduce((s, a) => s + a.creditsPosted - a.debitsPosted, 0n);
-    const [settled] = await this.db.query<{ jobs: string; paid: string; fees: string }>(
+    // One scan of the subnet's settled jobs for the economics and their health figures.
+    const [settled] = await this.db.query<SettledFigures>(
       `SELECT count(*)::text AS jobs,
               coalesce(sum((data->>'paidToProviders')::numeric), 0)::text AS paid,
-              coalesce(sum((data->>'subnetFees')::numeric), 0)::text AS fees
+              coalesce(sum((data->>'subnetFees')::numeric), 0)::text AS fees,
+              coalesce(sum((SELECT sum((p->>'gpuSecondsBilled')::numeric)
+                              FROM jsonb_array_elements(data->'providers') p)), 0)::text AS gpu_seconds,
+              coalesce(sum((data->>'paidToProviders')::numeric + (data->>'subnetFees')::numeric
+                           + (data->>'platformFees')::numeric), 0)::text AS volume
          FROM "${this.db.schema}".events
         WHERE type = 'job.settled' AND data->>'subnetId' = $1`,
       [subnetId],
@@ -287,18 +301,21 @@ export class SettlementReader {
           jailedUntil: x.jailedUntil,
           appealProposalId: x.appealProposalId,
         })),
-      health: await this.subnetHealth(state),
+      health: await this.subnetHealth(state, settled),
     };
   }
 
   // ------------------------------------------------------------------------------------------
   // A subnet's health: its members, settled activity, stake, and the slashes taken from it.
 
-  private async subnetHealth(state: Extract<SubnetState, { exists: true }>): Promise<SubnetHealth> {
+  private async subnetHealth(
+    state: Extract<SubnetState, { exists: true }>,
+    settled: SettledFigures | undefined,
+  ): Promise<SubnetHealth> {
     const members = [...state.members.values()];
     const active = members.filter((m) => m.status === 'active');
-    // Settlement's word on standing where the state holds it; without it, every active member is placeable.
-    const inGoodStanding = active.filter((m) => !('standing' in m) || m.standing === 'good');
+    // Settlement's word on standing: the last one announced.
+    const inGoodStanding = active.filter((m) => m.standing === 'good');
     let own = 0n;
     let delegated = 0n;
     for (const m of members) {
@@ -307,15 +324,6 @@ export class SettlementReader {
       delegated += stakes.delegations.reduce((sum, d) => sum + d.amount, 0n);
     }
     const schema = this.db.schema;
-    const [settled] = await this.db.query<{ gpu_seconds: string; volume: string }>(
-      `SELECT coalesce(sum((SELECT sum((p->>'gpuSecondsBilled')::numeric)
-                              FROM jsonb_array_elements(e.data->'providers') p)), 0)::text AS gpu_seconds,
-              coalesce(sum((e.data->>'paidToProviders')::numeric + (e.data->>'subnetFees')::numeric
-                           + (e.data->>'platformFees')::numeric), 0)::text AS volume
-         FROM "${schema}".events e
-        WHERE e.type = 'job.settled' AND e.data->>'subnetId' = $1`,
-      [state.subnetId],
-    );
     // Slashes taken (posted, or held and then posted) from any stake in the subnet — the owner's,
     // a provider's, a delegation's (`<staker>@<subnet>[@<provider>]`) — by where they went.
     const slashed = await this.db.query<{ purpose: string; amount: string }>(
