@@ -1,4 +1,3 @@
-import { Writable } from 'node:stream';
 import {
   type Envelope,
   GetPlacementExplanation,
@@ -17,9 +16,8 @@ import {
   streamIdOf,
 } from '@gpunet/contracts';
 import { parseEnsembleSpecOrThrow } from '@gpunet/ensemble-spec';
-import { EVENTING, type EventingRuntime } from '@gpunet/eventing';
-import { type RunningService, runService } from '@gpunet/service-runtime';
-import { createLogger } from '@gpunet/telemetry';
+import type { EventingRuntime } from '@gpunet/eventing';
+import type { RunningService } from '@gpunet/service-runtime';
 import {
   EventCollector,
   FakeClock,
@@ -28,16 +26,15 @@ import {
   useNats,
   usePostgres,
   waitFor,
-  serviceConnection,
 } from '@gpunet/testing';
 import type { Msg, Subscription } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PlacementEngine } from '../src/app/placement.engine';
 import type { PlacerLeadership } from '../src/app/placer-leadership.service';
-import { SchedulerModule } from '../src/app/scheduler.module';
 import { OPEN_JOBS, PLACEMENT_ENGINE, PLACER_LEADERSHIP } from '../src/app/scheduler.tokens';
 import type { OpenJobsRepository } from '../src/infra/open-jobs.repository';
 import { serveDiscoveryAndCollect } from './support/discovery-stub';
+import { runScheduler } from './support/service';
 import { publishStanding } from './support/standing';
 import { edgeId, fundedJob, submittedV1 } from './support/fixtures';
 
@@ -51,11 +48,6 @@ interface Replica {
   readonly leadership: PlacerLeadership;
   readonly openJobs: OpenJobsRepository;
 }
-
-const silent = createLogger({
-  service: 'scheduler',
-  destination: new Writable({ write: (_chunk, _encoding, done) => done() }),
-});
 
 /**
  * The scheduler against real NATS and Postgres: discovery's candidate query and four provider edges
@@ -177,27 +169,15 @@ describe('scheduler (NATS + Postgres)', () => {
 
   /** A replica booted with `runService`, the production boot. */
   const startReplica = async (): Promise<Replica> => {
-    const service = await runService({
-      name: 'scheduler',
-      module: ({ metrics }) =>
-        SchedulerModule.forRoot({
-          config: {
-            ...serviceConnection(pg, nats),
-            reservationDeadlineMs: 2_000,
-            holdMs: 300_000,
-            maxAttempts: 5,
-          },
-          clock,
-          metrics,
-          onError: (e, c) => errors.push(`${c}: ${String(e)}`),
-        }),
-      handleSignals: false,
-      env: {},
-      logger: silent,
+    const { service, eventing } = await runScheduler({
+      pg,
+      nats,
+      clock,
+      onError: (e, c) => errors.push(`${c}: ${String(e)}`),
     });
     return {
       service,
-      eventing: service.app.get<EventingRuntime>(EVENTING),
+      eventing,
       engine: service.app.get<PlacementEngine>(PLACEMENT_ENGINE),
       leadership: service.app.get<PlacerLeadership>(PLACER_LEADERSHIP),
       openJobs: service.app.get<OpenJobsRepository>(OPEN_JOBS),

@@ -1,4 +1,3 @@
-import { Writable } from 'node:stream';
 import {
   type AuctionClearing,
   type Envelope,
@@ -13,30 +12,23 @@ import {
   ReserveOnEdge,
   streamIdOf,
 } from '@gpunet/contracts';
-import { EVENTING, type EventingRuntime } from '@gpunet/eventing';
-import { type RunningService, runService } from '@gpunet/service-runtime';
-import { createLogger } from '@gpunet/telemetry';
+import type { EventingRuntime } from '@gpunet/eventing';
+import type { RunningService } from '@gpunet/service-runtime';
 import {
   EventCollector,
   FakeClock,
   type NatsTestContext,
   type PostgresTestSchema,
-  serviceConnection,
   useNats,
   usePostgres,
 } from '@gpunet/testing';
 import type { Msg, Subscription } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SchedulerModule } from '../src/app/scheduler.module';
 import type { FundedJob } from '../src/domain/placement-input';
 import { serveDiscoveryAndCollect } from './support/discovery-stub';
+import { runScheduler } from './support/service';
 import { candidate, edgeId, fundedJob, submittedV1 } from './support/fixtures';
 import { publishStanding } from './support/standing';
-
-const quiet = createLogger({
-  service: 'scheduler',
-  destination: new Writable({ write: (_chunk, _encoding, done) => done() }),
-});
 
 /**
  * Settlement's word on who may run a subnet's jobs, and the subnet's auction, enforced by placement
@@ -101,24 +93,7 @@ describe('scheduler subnet standing and auctions (NATS + Postgres)', () => {
   beforeAll(async () => {
     pg = await usePostgres({ label: 'scheduler_standing' });
     nats = await useNats({ label: 'scheduler_standing' });
-    service = await runService({
-      name: 'scheduler',
-      module: ({ metrics }) =>
-        SchedulerModule.forRoot({
-          config: {
-            ...serviceConnection(pg, nats),
-            reservationDeadlineMs: 2_000,
-            holdMs: 300_000,
-            maxAttempts: 5,
-          },
-          clock,
-          metrics,
-        }),
-      handleSignals: false,
-      env: {},
-      logger: quiet,
-    });
-    eventing = service.app.get<EventingRuntime>(EVENTING);
+    ({ service, eventing } = await runScheduler({ pg, nats, clock }));
     subscriptions.push(
       ...serveDiscoveryAndCollect(
         nats,

@@ -1,4 +1,3 @@
-import { Writable } from 'node:stream';
 import {
   type CandidateProvider,
   DEFAULT_SUBNET_TRUST,
@@ -20,30 +19,23 @@ import {
   streamIdOf,
   type SubnetTrust,
 } from '@gpunet/contracts';
-import { EVENTING, type EventingRuntime } from '@gpunet/eventing';
-import { type RunningService, runService } from '@gpunet/service-runtime';
-import { createLogger } from '@gpunet/telemetry';
+import type { EventingRuntime } from '@gpunet/eventing';
+import type { RunningService } from '@gpunet/service-runtime';
 import {
   EventCollector,
   FakeClock,
   type NatsTestContext,
   type PostgresTestSchema,
-  serviceConnection,
   useNats,
   usePostgres,
   waitFor,
 } from '@gpunet/testing';
 import type { Msg, Subscription } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SchedulerModule } from '../src/app/scheduler.module';
 import { serveDiscoveryAndCollect } from './support/discovery-stub';
+import { runScheduler } from './support/service';
 import { publishStanding } from './support/standing';
 import { candidate, edgeId, fundedJob, submittedV1 } from './support/fixtures';
-
-const quiet = createLogger({
-  service: 'scheduler',
-  destination: new Writable({ write: (_chunk, _encoding, done) => done() }),
-});
 
 const T0 = '2030-01-01T00:00:00.000Z';
 const later = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();
@@ -219,24 +211,7 @@ describe('scheduler trust (NATS + Postgres)', () => {
   beforeAll(async () => {
     pg = await usePostgres({ label: 'scheduler_trust' });
     nats = await useNats({ label: 'scheduler_trust' });
-    service = await runService({
-      name: 'scheduler',
-      module: ({ metrics }) =>
-        SchedulerModule.forRoot({
-          config: {
-            ...serviceConnection(pg, nats),
-            reservationDeadlineMs: 2_000,
-            holdMs: 300_000,
-            maxAttempts: 5,
-          },
-          clock,
-          metrics,
-        }),
-      handleSignals: false,
-      env: {},
-      logger: quiet,
-    });
-    eventing = service.app.get<EventingRuntime>(EVENTING);
+    ({ service, eventing } = await runScheduler({ pg, nats, clock }));
     subscriptions.push(
       ...serveDiscoveryAndCollect(
         nats,
