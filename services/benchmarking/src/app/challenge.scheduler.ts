@@ -118,16 +118,7 @@ export class ChallengeScheduler extends PeriodicTask<ChallengeTickResult> {
       return { expired, issued, unsized };
     });
     if (decided === null) return none;
-    // An edge runs one challenge at a time (it declines a second as BUSY, which is no evidence of
-    // anything): a provider's challenges run one after another, providers side by side.
-    const byProvider = new Map<string, (typeof decided.issued)[number][]>();
-    for (const i of decided.issued)
-      byProvider.set(i.providerId, [...(byProvider.get(i.providerId) ?? []), i]);
-    await Promise.all(
-      [...byProvider.values()].map(async (mine) => {
-        for (const i of mine) await this.challenges.run(i);
-      }),
-    );
+    await Promise.all(decided.issued.map((i) => this.challenges.run(i)));
     return {
       expired: decided.expired,
       challenged: decided.issued.map((i) => ({ ...i.due, challengeId: i.challenge.challengeId })),
