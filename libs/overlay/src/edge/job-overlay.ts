@@ -76,6 +76,11 @@ export interface ConnectPeersOptions extends ProbeOptions {
   readonly bulk?: BulkOptions;
   /** Never use a direct path (benchmarks of the relayed path). */
   readonly forceRelay?: boolean;
+  /**
+   * How long the end that does not initiate a pair's handshake waits for it before initiating
+   * itself (default 1 s).
+   */
+  readonly handshakeWaitMs?: number;
 }
 
 interface PeerEntry {
@@ -324,16 +329,36 @@ export class JobOverlay {
     await new Promise<void>((resolve) => socket.close(() => resolve()));
     if (this.#shims) this.#shims.wireguardPort = this.listenPort;
     const keepalive = this.options.keepaliveSec ?? 10;
-    const configs: PeerConfig[] = [...this.#peers.values()].map((entry) => ({
+    const configOf = (entry: PeerEntry, persistentKeepaliveSec: number): PeerConfig => ({
       publicKey: entry.peer.publicKey,
       endpoint:
         entry.choice.path === 'direct'
           ? entry.choice.endpoint
           : (this.#shims?.endpointOf(entry.peer.publicKey) ?? null),
       allowedIps: [`${entry.peer.address}/32`],
-      persistentKeepaliveSec: keepalive,
-    }));
-    await this.device.configure({ listenPort: this.listenPort, replacePeers: true, peers: configs });
+      persistentKeepaliveSec,
+    });
+    // Both ends hand off at about the same moment. If both sent a handshake initiation then, each
+    // would answer the other's and drop its own, and neither session would confirm until WireGuard's
+    // 5 s retry. So one end of each pair (the smaller key) initiates at once, by its keepalive; the
+    // other waits for that handshake, then turns its keepalive on, which initiates only if the first
+    // initiation was lost (it reached this port before WireGuard had it).
+    const entries = [...this.#peers.values()];
+    const waiting = entries.filter(
+      (entry) => entry.peer.publicKey > this.keys.publicKey && configOf(entry, 0).endpoint !== null,
+    );
+    await this.device.configure({
+      listenPort: this.listenPort,
+      replacePeers: true,
+      peers: entries.map((entry) => configOf(entry, waiting.includes(entry) ? 0 : keepalive)),
+    });
+    if (waiting.length > 0 && keepalive > 0) {
+      await this.#awaitHandshakes(
+        waiting.map((entry) => entry.peer.publicKey),
+        options.handshakeWaitMs ?? 1_000,
+      );
+      await this.device.configure({ peers: waiting.map((entry) => configOf(entry, keepalive)) });
+    }
     this.#measuredAt = new Date().toISOString();
     this.options.log?.('info', 'overlay connected', {
       jobId: this.options.jobId,
@@ -344,6 +369,17 @@ export class JobOverlay {
       })),
     });
     return this.pathReport();
+  }
+
+  /** Resolves once WireGuard reports a handshake with every one of `keys`, or after `timeoutMs`. */
+  async #awaitHandshakes(keys: readonly string[], timeoutMs: number): Promise<void> {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      const state = await this.device.state();
+      const done = keys.every((key) => state.peers.some((p) => p.publicKey === key && p.lastHandshakeAtMs));
+      if (done || performance.now() >= deadline) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
   }
 
   /** Connects to the first relay (in the job's order) that admits this key. */
