@@ -340,7 +340,7 @@ export class JobOverlay {
     });
     // Both ends hand off at about the same moment. If both sent a handshake initiation then, each
     // would answer the other's and drop its own, and neither session would confirm until WireGuard's
-    // 5 s retry. So one end of each pair (the smaller key) initiates at once, by its keepalive; the
+    // 5 s retry. So one end of each pair (the greater key) initiates at once, by its keepalive; the
     // other waits for that handshake, then turns its keepalive on, which initiates only if the first
     // initiation was lost (it reached this port before WireGuard had it).
     const entries = [...this.#peers.values()];
