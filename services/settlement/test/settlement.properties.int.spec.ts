@@ -1,4 +1,4 @@
-import type { JobFailed, PayloadOf } from '@gpunet/contracts';
+import type { JobFailed, PayloadOf, SubnetProviderSlashed } from '@gpunet/contracts';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -63,6 +63,18 @@ const count = (view: SettlementView): void => {
     const key = typeof reason === 'string' ? `${event.type}:${reason}` : event.type;
     tally.set(event.type, (tally.get(event.type) ?? 0) + 1);
     if (key !== event.type) tally.set(key, (tally.get(key) ?? 0) + 1);
+    // A slash whose delegated part outweighs the provider's own stake (a legal slash all the same).
+    if (event.type === 'subnet.provider-slashed') {
+      const { shares, stakeBefore } = event.data as PayloadOf<typeof SubnetProviderSlashed>;
+      const delegated = (shares ?? [])
+        .filter((x) => x.role === 'delegator')
+        .reduce((sum, x) => sum + BigInt(x.amount), 0n);
+      if (delegated > BigInt(stakeBefore))
+        tally.set(
+          `${event.type}:delegated-over-own`,
+          (tally.get(`${event.type}:delegated-over-own`) ?? 0) + 1,
+        );
+    }
     for (const field of ['notMembers', 'delegatorShares']) {
       const list = (event.data as Record<string, unknown>)[field];
       if (Array.isArray(list) && list.length > 0)
@@ -122,7 +134,12 @@ describe('settlement under shuffled, duplicated delivery (property)', () => {
       'usage.metered:notMembers',
       // Delegations reach settlement's state (and so the shares) once it consumes their requests.
       ...(s.consumes('subnet.delegation-requested')
-        ? ['subnet.delegated', 'job.settled:delegatorShares', 'transfer:reward-share']
+        ? [
+            'subnet.delegated',
+            'job.settled:delegatorShares',
+            'transfer:reward-share',
+            'subnet.provider-slashed:delegated-over-own',
+          ]
         : []),
     ])
       expect(tally.get(type) ?? 0, `${type} too rare to prove anything`).toBeGreaterThanOrEqual(3);
@@ -156,6 +173,7 @@ describe('settlement under shuffled, duplicated delivery (property)', () => {
           // Reward shares follow the stakes at settlement, which other jobs' slashes change: like the
           // slashes' split, they depend on the order; the first property checks them.
           delegations: [],
+          heavyDelegation: undefined,
           deposits: [
             ...TENANTS.flatMap((t) => [
               { owner: t, asset: 'NTX' as const, amount: '1000000000000000000' },

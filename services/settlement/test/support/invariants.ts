@@ -1,4 +1,4 @@
-import { foldEvents, type PayloadOf, type JobFailed } from '@gpunet/contracts';
+import { foldEvents, type PayloadOf, type JobFailed, type SubnetProviderSlashed } from '@gpunet/contracts';
 import { expect } from 'vitest';
 import { escrowOf, payableOf, platformFeesOf, treasuryOf } from '../../src/domain/accounts';
 import {
@@ -14,6 +14,7 @@ import { type AccountBalances, type Transfer, ZERO_BALANCES } from '../../src/do
 import { minor } from '../../src/domain/money';
 import { totalsOf } from '../../src/domain/reconciliation';
 import { type SubnetEvent, subnetDecider, type SubnetState } from '../../src/domain/subnet/subnet.decider';
+import { delegationKey } from '../../src/domain/subnet/subnet-state';
 import { isBillableMember, stakesOf } from '../../src/domain/subnet/subnet-views';
 import { subnetTransfers } from '../../src/domain/subnet/subnet.effects';
 import { depositDecider, depositTransfers, type DepositEvent } from '../../src/domain/wallet/deposit.decider';
@@ -165,18 +166,61 @@ export const checkJobs = (
   }
 };
 
-/** Invariant 9: a slash never exceeds the stake it takes from, and its shares add up to it. */
+/** The stake account a slash share comes from, as the subnet holds it: posted and held. */
+const stakeAccountOf = (
+  subnet: Extract<SubnetState, { exists: true }>,
+  providerId: string,
+  share: NonNullable<PayloadOf<typeof SubnetProviderSlashed>['shares']>[number],
+): { stake: bigint; held: bigint } => {
+  if (share.role === 'provider') {
+    const member = subnet.members.get(providerId);
+    return { stake: member?.stake ?? 0n, held: member?.held ?? 0n };
+  }
+  const delegation = subnet.delegations.get(delegationKey(share.stakerId, providerId));
+  return { stake: delegation?.amount ?? 0n, held: delegation?.held ?? 0n };
+};
+
+/**
+ * Invariant 9: a slash never takes more from a stake account than it holds. Each share is checked
+ * against its own account, in the subnet as it stood just before: when the slash is proposed, the
+ * provider's share against what is free (not held by other slashes) of its own stake and each
+ * delegator's against what is free of its delegation; when it is taken, each share against that
+ * account's posted stake. A slash's delegated part may well outweigh the provider's own stake.
+ * The shares add up to the slash, and a slash is never of nothing.
+ */
 export const checkSlashes = (view: SettlementView): void => {
-  for (const [streamId, events] of view.streams) {
+  const subnets = new Map<string, SubnetState>();
+  for (const { streamId, event } of view.log) {
     if (!streamId.startsWith('subnet-')) continue;
-    for (const e of events as unknown as SubnetEvent[]) {
-      if (e.type !== 'subnet.provider-slashed') continue;
-      expect(minor(e.data.amount) <= minor(e.data.stakeBefore)).toBe(true);
-      expect(minor(e.data.amount) > 0n).toBe(true);
-      if (e.data.shares)
-        expect(e.data.shares.reduce((sum, share) => sum + minor(share.amount), 0n)).toBe(
-          minor(e.data.amount),
-        );
+    const before = subnets.get(streamId) ?? subnetDecider.initialState;
+    const e = event as SubnetEvent;
+    subnets.set(streamId, subnetDecider.evolve(before, e));
+    if (e.type !== 'subnet.slash-proposed' && e.type !== 'subnet.provider-slashed') continue;
+    const { slashId, providerId } = e.data;
+    const label = `${streamId}/${slashId ?? providerId}`;
+    expect(minor(e.data.amount) > 0n, `${label}: a slash of nothing`).toBe(true);
+    if (!before.exists) throw new Error(`${label}: a slash in a subnet that does not exist`);
+    if (e.type === 'subnet.provider-slashed' && e.data.shares === undefined) {
+      // Taken before slashes were split (no shares): the provider alone lost the whole amount.
+      expect(minor(e.data.amount) <= minor(e.data.stakeBefore), `${label} exceeds the stake`).toBe(true);
+      continue;
+    }
+    const shares = e.data.shares ?? [];
+    expect(
+      shares.reduce((sum, share) => sum + minor(share.amount), 0n),
+      `${label}: shares ≠ amount`,
+    ).toBe(minor(e.data.amount));
+    // Proposed: the share is about to be held, so it must fit in what is free. Taken: it is held
+    // already (part of `held`), so it must fit in the posted stake.
+    const proposed = e.type === 'subnet.slash-proposed';
+    for (const share of shares) {
+      const { stake, held } = stakeAccountOf(before, providerId, share);
+      const limit = proposed ? stake - held : stake;
+      expect(
+        minor(share.amount) <= limit,
+        `${label}: ${share.role} ${share.stakerId}'s share ${share.amount} exceeds its stake ${limit}`,
+      ).toBe(true);
+      if (share.role === 'provider') expect(share.stakerId, `${label}: provider share`).toBe(providerId);
     }
   }
 };

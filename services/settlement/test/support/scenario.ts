@@ -172,6 +172,14 @@ export const worldArb = fc.record({
     }),
     { maxLength: 4 },
   ),
+  /**
+   * A delegation by the owner to p1, the provider that faults, in each subnet, far above any
+   * provider's own stake: p1's slashes then take more from delegated stake than from its own.
+   */
+  heavyDelegation: fc.option(
+    fc.bigInt({ min: 10_000n, max: 1_000_000n }).map((v) => v.toString()),
+    { nil: undefined },
+  ),
 });
 
 export type World = typeof worldArb extends fc.Arbitrary<infer W> ? W : never;
@@ -257,7 +265,12 @@ export const inputsOf = (world: World, name = 'w'): Phases => {
       ),
     );
   }
-  for (const d of world.delegations) {
+  const heavy = [0, 1].flatMap((subnet) =>
+    world.heavyDelegation === undefined
+      ? []
+      : [{ delegator: OWNER, provider: 'p1', subnet, amount: world.heavyDelegation, undelegate: false }],
+  );
+  for (const d of [...world.delegations, ...heavy]) {
     const subnetId = SUBNETS[d.subnet]!.subnetId;
     delegations.push(
       envelope(
