@@ -213,6 +213,8 @@ export {
   DetectionBackendSchema,
   EdgeDeregistered,
   EdgeHeartbeat,
+  type EdgeIsolation,
+  EdgeIsolationSchema,
   EdgeInventoryReported,
   EdgePolicyReported,
   EdgeRegistered,
@@ -230,6 +232,10 @@ export {
   HostSchema,
   type Inventory,
   InventorySchema,
+  ISOLATION_LEVELS,
+  isolationAtLeast,
+  type IsolationLevel,
+  IsolationLevelSchema,
   MigDeviceSchema,
   minuteOfWeek,
   modelMatches,
@@ -252,6 +258,7 @@ export {
   type ReservationReply,
   ReservationReplySchema,
   ReserveOnEdge,
+  UNREPORTED_ISOLATION,
   weeklyCoverage,
 } from './providers';
 export {

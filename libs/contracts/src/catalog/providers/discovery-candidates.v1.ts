@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { defineQuery } from '../../query';
 import { EdgeIdSchema, UtcTimestampSchema } from '../primitives';
 import { ComputeCapabilityValueSchema } from './inventory.schemas';
+import { IsolationLevelSchema } from './isolation.schemas';
 import { PolicySummarySchema } from './policy.schemas';
 import { ByteCountSchema, EdgeAssetSchema, MinorAmountSchema } from './providers.schemas';
 
@@ -29,6 +30,8 @@ export const CandidateProviderSchema = z.strictObject({
   name: z.string(),
   /** Declared, not detected, hardware: a simulated edge. */
   simulated: z.boolean(),
+  /** The isolation the edge runs ranks with (`host-process` where it reported none). */
+  isolation: IsolationLevelSchema,
   cpuArchitecture: z.string(),
   cpuMillicores: z.int().min(0),
   memoryBytes: ByteCountSchema,

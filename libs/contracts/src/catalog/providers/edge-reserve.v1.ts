@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineCommand } from '../../message';
 import { text, UtcTimestampSchema } from '../primitives';
 import { CORE_REQUEST_REPLY } from '../streams';
+import { IsolationLevelSchema } from './isolation.schemas';
 import { ByteCountSchema, EdgeAssetSchema, MinorAmountSchema } from './providers.schemas';
 
 /** Asks an edge to hold GPUs for a job; the edge re-checks its policy and answers `ReservationReply`. */
@@ -28,6 +29,11 @@ export const ReserveOnEdge = defineCommand({
     pricePerGpuHourMinor: MinorAmountSchema,
     /** The reservation lapses at this instant unless the job starts. */
     holdUntil: UtcTimestampSchema,
+    /**
+     * The weakest isolation the job's subnet accepts (its terms' `trust.minimumIsolation`); the edge
+     * declines `ISOLATION_TOO_WEAK` when it runs ranks with less. Default: any (a benchmark hold).
+     */
+    minimumIsolation: IsolationLevelSchema.default('host-process'),
   }),
 });
 
@@ -48,6 +54,8 @@ export const DeclineReasonSchema = z.strictObject({
     'OUTSIDE_AVAILABILITY',
     'HOLD_EXPIRED',
     'RESERVATION_CONFLICT',
+    /** The edge runs ranks with less isolation than the job's subnet requires (ADR 0072). */
+    'ISOLATION_TOO_WEAK',
     /** The command itself is off contract (`field` names the part). */
     'INVALID_REQUEST',
   ]),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { text } from '../primitives';
+import { EdgeIsolationSchema } from './isolation.schemas';
 import { ByteCountSchema } from './providers.schemas';
 
 export const HostSchema = z.strictObject({
@@ -24,6 +25,11 @@ export const HostSchema = z.strictObject({
   addresses: z
     .array(z.strictObject({ interface: text(64), address: text(64), family: z.enum(['ipv4', 'ipv6']) }))
     .max(64),
+  /**
+   * The isolation the edge runs ranks with (ADR 0072). Optional so that the signatures of reports
+   * from older edges still verify; absent means `UNREPORTED_ISOLATION` (host processes).
+   */
+  isolation: EdgeIsolationSchema.optional(),
 });
 export type Host = z.infer<typeof HostSchema>;
 

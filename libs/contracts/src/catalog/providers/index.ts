@@ -13,6 +13,15 @@ export { availableUntil, minuteOfWeek, weeklyCoverage } from './availability';
 export { modelMatches, modelWords } from './gpu-model';
 export { type Host, hostIdentity, HostSchema } from './host.schemas';
 export {
+  type EdgeIsolation,
+  EdgeIsolationSchema,
+  ISOLATION_LEVELS,
+  isolationAtLeast,
+  type IsolationLevel,
+  IsolationLevelSchema,
+  UNREPORTED_ISOLATION,
+} from './isolation.schemas';
+export {
   ComputeCapabilityValueSchema,
   DetectionBackendSchema,
   type Gpu,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EntityIdSchema, FaultKindSchema, GpuClassSchema, MinorUnitsSchema } from '../primitives';
+import { IsolationLevelSchema } from '../providers/isolation.schemas';
 import { BasisPointsSchema } from './settlement.schemas';
 
 /** How a subnet prices GPU time, per GPU-hour in minor units. */
@@ -29,7 +30,8 @@ export const SubnetMembershipSchema = z.discriminatedUnion('mode', [
 
 /**
  * Whose GPUs a subnet's jobs may run on, and how often running GPUs are spot-checked (ADR 0070).
- * Simulated GPUs are allowed only in a subnet whose asset settles no real value.
+ * Simulated GPUs and host-process edges are allowed only in a subnet whose asset settles no real
+ * value.
  */
 export const SubnetTrustSchema = z.strictObject({
   /** `allowed`: GPUs declared by simulated edges may be placed (demo and test subnets only). */
@@ -38,6 +40,11 @@ export const SubnetTrustSchema = z.strictObject({
   verifiedGpus: z.enum(['required', 'optional']).default('required'),
   /** Challenges per GPU-hour on GPUs running the subnet's jobs (0: none). */
   spotChecksPerGpuHour: z.number().min(0).max(60).default(1),
+  /**
+   * The weakest isolation an edge may run the subnet's jobs with (ADR 0072). `host-process` is
+   * allowed only in a subnet whose asset settles no real value.
+   */
+  minimumIsolation: IsolationLevelSchema.default('container'),
 });
 export type SubnetTrust = z.infer<typeof SubnetTrustSchema>;
 
@@ -46,6 +53,7 @@ export const DEFAULT_SUBNET_TRUST: SubnetTrust = {
   simulatedGpus: 'refused',
   verifiedGpus: 'required',
   spotChecksPerGpuHour: 1,
+  minimumIsolation: 'container',
 };
 
 const DAY = 24 * 3600;
