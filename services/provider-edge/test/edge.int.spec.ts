@@ -240,7 +240,7 @@ describe('provider-edge command line', () => {
     expect(await runEdgeCli(['fly'], io().cli)).toBe(2);
     const r = io();
     expect(await runEdgeCli(['start', '--runtime', 'chroot'], r.cli)).toBe(2);
-    expect(r.err.join('')).toContain('--runtime: process, docker or none');
+    expect(r.err.join('')).toContain('--runtime: docker, process or none');
     const g = io();
     expect(await runEdgeCli(['start', '--rank-grace', '10h'], g.cli)).toBe(2);
     expect(g.err.join('')).toContain('--rank-grace');

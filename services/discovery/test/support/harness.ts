@@ -160,6 +160,10 @@ export const startEdgeProcess = async (options: {
         options.prefix,
         '--simulate',
         join(dir, 'inventory.yaml'),
+        // Simulated GPUs and no jobs: host processes, as the development cluster's edges.
+        '--runtime',
+        'process',
+        '--unsafe-allow-host-processes',
         '--heartbeat',
         options.heartbeat ?? '200ms',
         '--rescan',

@@ -8,6 +8,7 @@ import {
   EdgeBenchmarkReported,
   EdgeDeregistered,
   EdgeHeartbeat,
+  type EdgeIsolation,
   EdgeLinksProbed,
   EdgeInventoryReported,
   EdgePolicyReported,
@@ -52,6 +53,7 @@ import type { Detection } from '../infra/detect/detector';
 import type { EdgeIdentity } from '../infra/identity.store';
 import { type EdgeLogger, silentLogger } from '../infra/logger';
 import { connectEdge, type EdgeLink } from '../infra/nats.link';
+import { isolationOfRuntimes } from '../infra/runtime/isolation';
 import { ProcessRuntime } from '../infra/runtime/process.runtime';
 import type { EdgeState, StateStore } from '../infra/state.store';
 import type { LogBatching } from './log-shipper';
@@ -110,6 +112,15 @@ export interface EdgeAgentOptions {
    * needs root and WireGuard); `provider-edge start --overlay` decides.
    */
   readonly overlay?: EdgeOverlayOptions;
+  /**
+   * Finds the isolation ranks run with (ADR 0072), called with the policy the rank runtimes were
+   * made with: at start and at every rescan (the engine may have been reconfigured). It goes into
+   * every signed host report as `host.isolation`, and reservations whose `minimumIsolation` is
+   * stronger are declined `ISOLATION_TOO_WEAK`. Default: from the runtimes' kinds — host processes
+   * when the process runtime is among them, the engine's `docker info` for the docker runtime, the
+   * weakest level when ranks are off.
+   */
+  readonly isolation?: (policy: Policy) => Promise<EdgeIsolation>;
 }
 
 export interface EdgeOverlayOptions {
@@ -245,6 +256,10 @@ export class EdgeAgent {
   private timers: NodeJS.Timeout[] = [];
   private state!: EdgeState;
   private policy!: Policy;
+  /** The policy the rank runtimes were made with (a reload does not remake them). */
+  private runtimePolicy!: Policy;
+  private runtimeKinds: readonly RankRuntime['kind'][] = [];
+  private isolation!: EdgeIsolation;
   private detection!: Detection;
   private sharedUuids: readonly string[] = [];
   private summary!: PolicySummary;
@@ -273,8 +288,9 @@ export class EdgeAgent {
     return this.detection.inventory;
   }
 
+  /** The detected host with the isolation ranks run with: what every signed report carries. */
   get host(): Host {
-    return this.detection.host;
+    return { ...this.detection.host, isolation: this.isolation };
   }
 
   get policySummary(): PolicySummary {
@@ -322,6 +338,17 @@ export class EdgeAgent {
     this.state = { ...this.state, reservations: this.active() };
     // What a crashed earlier run left running is killed before anything else, NATS or not.
     const rankRuntimes = await this.makeRankRuntimes();
+    this.runtimePolicy = this.policy;
+    this.runtimeKinds = rankRuntimes.map((r) => r.kind);
+    this.isolation = await this.checkIsolation();
+    this.state = { ...this.state, isolation: this.isolation };
+    this.log(
+      this.isolation.level === 'host-process' ? 'warn' : 'info',
+      `isolation: ${this.isolation.level}`,
+      {
+        ...this.isolation,
+      },
+    );
     await reapOrphans(rankRuntimes, this.edgeId, this.log);
     // Before registering: a port another program holds fails the start instead of leaving peers'
     // probes to this host failing unexplained.
@@ -439,19 +466,38 @@ export class EdgeAgent {
     void this.exclusive(() => this.pruneExpired());
   }
 
-  /** Detects the hardware again; reports the inventory (and the shared GPUs) if they changed. */
+  /**
+   * Detects the hardware and the isolation again; reports the inventory (and the shared GPUs) if
+   * they changed. An isolation check that fails keeps the last one.
+   */
   async rescan(): Promise<boolean> {
     const detection = await this.options.detect();
+    const isolation = await this.checkIsolation().catch((error: unknown) => {
+      this.log('warn', 'isolation check failed; keeping the last one', { error: String(error) });
+      return this.isolation;
+    });
     return this.exclusive(async () => {
-      const before = inventoryDigest(this.detection);
+      const before = inventoryDigest({ inventory: this.inventory, host: this.host });
       this.detection = detection;
-      if (inventoryDigest(detection) === before) return false;
+      if (digestOf(isolation) !== digestOf(this.isolation)) {
+        this.log(
+          isolation.level === 'host-process' ? 'warn' : 'info',
+          `isolation changed: ${isolation.level}`,
+          {
+            ...isolation,
+            was: this.isolation.level,
+          },
+        );
+        this.isolation = isolation;
+        this.state = { ...this.state, isolation };
+      }
+      if (inventoryDigest({ inventory: this.inventory, host: this.host }) === before) return false;
       this.log('info', 'inventory changed', { gpus: detection.inventory.gpus.length });
       const shared = resolveSharedGpus(this.policy, detection.inventory);
       // A GPU the policy names may have vanished (a fault): share what is left and say so.
       for (const e of shared.errors)
         this.log('warn', `policy names a GPU that is gone: ${e.message}`, { path: e.path });
-      await this.report(EdgeInventoryReported, { host: detection.host, inventory: detection.inventory });
+      await this.report(EdgeInventoryReported, { host: this.host, inventory: detection.inventory });
       await this.updateSummary(shared.uuids);
       return true;
     });
@@ -789,7 +835,19 @@ export class EdgeAgent {
         'warn',
         'the process runtime is enabled: ranks run as host processes of the edge user (development only)',
       );
+    // A host process writes wherever the edge's user can: a quota on its workspace would bound nothing.
+    if (runtimes.some((r) => r.kind === 'process') && this.policy.workspaceBytesPerRank !== null)
+      this.log('warn', 'the process runtime does not enforce disk.workspace_per_rank', {
+        workspacePerRankBytes: this.policy.workspaceBytesPerRank,
+      });
     return runtimes;
+  }
+
+  /** The isolation ranks run with now (`EdgeAgentOptions.isolation`). */
+  private checkIsolation(): Promise<EdgeIsolation> {
+    return this.options.isolation
+      ? this.options.isolation(this.runtimePolicy)
+      : isolationOfRuntimes(this.runtimeKinds);
   }
 
   private rankDataDir(): string {

@@ -16,7 +16,8 @@ import {
 } from '../infra/detect/detector';
 import { IdentityError, loadIdentity, loadOrCreateIdentity } from '../infra/identity.store';
 import { jsonLogger } from '../infra/logger';
-import { createDockerRuntime } from '../infra/runtime/docker-wiring';
+import { createDockerRuntime, dockerIsolationFor } from '../infra/runtime/docker-wiring';
+import { noRanksIsolation, processIsolation } from '../infra/runtime/isolation';
 import { ProcessRuntime } from '../infra/runtime/process.runtime';
 import { StateFileError, StateStore } from '../infra/state.store';
 import { EdgeAgent, PolicyRejectedError, ProbeResponderError } from './edge-agent';
@@ -41,7 +42,8 @@ const HELP = `provider-edge — the gpunet agent of one GPU host
 Usage:
   provider-edge init   [--dir DIR]
   provider-edge start  [--dir DIR] [--policy FILE] [--nats URL] [--simulate INVENTORY] [--heartbeat 5s] [--rescan 60s]
-                       [--runtime process|docker|none] [--rank-grace 10s] [--log-batch 100ms]
+                       [--runtime docker|process|none] [--unsafe-allow-host-processes]
+                       [--rank-grace 10s] [--log-batch 100ms]
                        [--job-files DIR] [--overlay auto|on|off] [--overlay-netns-prefix gpunet]
                        [--probe-ports UDP/TCP|off] [--challenge-threads N]
   provider-edge status [--dir DIR] [--policy FILE] [--simulate INVENTORY] [--json]
@@ -52,9 +54,14 @@ Usage:
   --nats       NATS server URL (default $NATS_URL or nats://127.0.0.1:4222)
   --simulate   a declared inventory file: simulated GPUs, labelled simulated in every report
   --heartbeat  heartbeat period (default 5s); --rescan hardware rescan period (default 60s)
-  --runtime    how ranks run: process (child processes of the edge; development and CI — the
-               default), docker (sandboxed containers; providers), or none (the edge refuses
-               rank starts). Workspaces live under DIR/workspaces.
+  --runtime    how ranks run: docker (sandboxed containers — the default), process (plain
+               processes of this host: no sandbox, development and CI only; needs
+               --unsafe-allow-host-processes), or none (the edge refuses rank starts).
+               Workspaces live under DIR/workspaces. The edge reports the isolation it runs
+               with (host-process, container, container-userns, gvisor); status shows it.
+  --unsafe-allow-host-processes
+               allow --runtime process: strangers' code then runs with the edge user's rights,
+               and only jobs of subnets that accept host-process isolation are offered
   --rank-grace SIGTERM→SIGKILL grace when the edge stops ranks itself (default 10s)
   --log-batch  longest a rank's output line waits before it is shipped (default 100ms)
   --job-files  development/CI providers: a directory of job code linked into every process rank's
@@ -94,6 +101,7 @@ const options = {
   'overlay-netns-prefix': { type: 'string' },
   'probe-ports': { type: 'string' },
   'challenge-threads': { type: 'string' },
+  'unsafe-allow-host-processes': { type: 'boolean', default: false },
   prefix: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
@@ -202,6 +210,7 @@ const start = async (
     'overlay-netns-prefix'?: string;
     'probe-ports'?: string;
     'challenge-threads'?: string;
+    'unsafe-allow-host-processes'?: boolean;
   },
   io: EdgeCliIo,
 ): Promise<number> => {
@@ -220,9 +229,17 @@ const start = async (
     ))
   )
     throw new Usage(`--job-files: ${jobFiles.slice(0, 256)} is not a directory`);
-  const runtime = values.runtime ?? 'process';
+  const runtime = values.runtime ?? 'docker';
   if (runtime !== 'process' && runtime !== 'docker' && runtime !== 'none')
-    throw new Usage(`--runtime: process, docker or none, not ${runtime.slice(0, 32)}`);
+    throw new Usage(`--runtime: docker, process or none, not ${runtime.slice(0, 32)}`);
+  if (runtime === 'process' && values['unsafe-allow-host-processes'] !== true)
+    throw new Usage(
+      '--runtime process runs jobs as plain processes of this host, with no sandbox: add --unsafe-allow-host-processes to allow it (development and CI only)',
+    );
+  if (runtime !== 'process' && values['unsafe-allow-host-processes'] === true)
+    throw new Usage(
+      `--unsafe-allow-host-processes: allows only --runtime process; with --runtime ${runtime} it would change nothing`,
+    );
   const overlayMode = values.overlay ?? 'auto';
   if (overlayMode !== 'auto' && overlayMode !== 'on' && overlayMode !== 'off')
     throw new Usage(`--overlay: auto, on or off, not ${overlayMode.slice(0, 32)}`);
@@ -239,6 +256,12 @@ const start = async (
     throw new Usage(`--challenge-threads: an integer from 1 to 1024, not ${threadsText!.slice(0, 32)}`);
   const identity = await loadIdentity(dir);
   const log = jsonLogger(io.out, { edgeId: identity.edgeId });
+  if (runtime === 'process')
+    log(
+      'warn',
+      'UNSAFE: --unsafe-allow-host-processes: jobs run as plain processes of this host with the edge user’s rights, no sandbox; the edge reports isolation host-process, and only subnets that accept it send jobs (development and CI only)',
+      { runtime, isolation: 'host-process' },
+    );
   const overlay = await decideOverlay(overlayMode, io);
   if (overlay.enabled) log('info', 'job overlays enabled', { reason: overlay.reason });
   else
@@ -273,6 +296,10 @@ const start = async (
             logBatching: { maxDelayMs: logDelayMs },
             ...(jobFiles === undefined ? {} : { jobFiles }),
           },
+    isolation:
+      runtime === 'docker'
+        ? (policy) => dockerIsolationFor(policy)
+        : () => Promise.resolve(runtime === 'process' ? processIsolation() : noRanksIsolation()),
     ...(probePorts === null ? {} : { benchmarks: { probeResponder: probePorts } }),
     ...(challengeThreads === undefined ? {} : { challenges: { threads: challengeThreads } }),
     overlay: {
@@ -343,6 +370,13 @@ const status = async (
     ...(policy && !policy.ok ? policy.issues : []),
     ...(shared?.errors ?? []),
   ];
+  // What the edge last reported; before its first start, what the default runtime would give.
+  const isolation =
+    state.isolation !== null
+      ? { reported: true, ...state.isolation }
+      : policy?.ok
+        ? { reported: false, ...(await dockerIsolationFor(policy.policy)) }
+        : null;
   const now = Date.now();
   const report = {
     edgeId: identity.edgeId,
@@ -364,6 +398,7 @@ const status = async (
       memoryGiB: Math.round(detection.host.memoryBytes / 1024 ** 3),
       containerRuntimes: detection.host.containerRuntimes,
     },
+    isolation,
     registeredAt: state.registeredAt,
     reportsSigned: state.sequence,
     reservations: activeReservations(state.reservations, now, reservationsInUseUntil(state.ranks)),
@@ -394,6 +429,9 @@ const status = async (
           `  ${g.id.padEnd(9)} ${g.model} ${g.vramGiB} GiB  ${g.shared ? 'shared' : 'not shared'}${g.utilizationPercent === null ? '' : `  ${g.utilizationPercent}% busy`}  ${g.uuid}`,
       ),
       `host: ${report.host.cpuCores} cores, ${report.host.memoryGiB} GiB, runtimes: ${report.host.containerRuntimes.map((r) => r.name).join(', ') || 'none'}`,
+      isolation === null
+        ? 'isolation: unknown (the edge has not started and the policy is invalid)'
+        : `isolation: ${isolation.level} — ${isolation.detail}${isolation.reported ? '' : '\n  (not reported yet: what start with the default runtime, docker, would report)'}`,
       `ranks: ${report.ranks.filter((r) => r.state === 'running').length} running, ${report.ranks.filter((r) => r.state === 'exited').length} exited`,
       `reservations: ${report.reservations.length === 0 ? 'none' : report.reservations.map((r) => `${r.reservationId} (job ${r.jobId}, ${r.gpuUuids.length} GPUs, until ${r.expiresAt})`).join('; ')}`,
       '',

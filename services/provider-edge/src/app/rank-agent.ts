@@ -20,7 +20,7 @@ import {
 } from '@gpunet/contracts';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/nats-core';
-import { mkdir, readdir, rm, symlink } from 'node:fs/promises';
+import { mkdir, readdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Policy } from '../domain/policy/policy';
 import { checkStartRank, type StartRankRequest } from '../domain/ranks/start-rank.check';
@@ -28,7 +28,7 @@ import { JetStreamOutbox } from '../infra/js-outbox';
 import type { EdgeLogger } from '../infra/logger';
 import { MAX_LINE_CHARS } from '../infra/runtime/line-splitter';
 import type { RankRecord } from '../infra/state.store';
-import { resolveWorkingDir } from '../infra/workspace';
+import { removeWorkspaces, resolveWorkingDir } from '../infra/workspace';
 import { type LogBatching, LogShipper } from './log-shipper';
 import {
   RANK_LABELS,
@@ -263,7 +263,7 @@ export class RankAgent {
     for (const r of kept) gone.delete(r.jobId);
     for (const job of gone)
       if (!activeJobIds.has(job))
-        await rm(join(this.workspaces(), job), { recursive: true, force: true }).catch((e: unknown) =>
+        await removeWorkspaces(join(this.workspaces(), job)).catch((e: unknown) =>
           this.options.log('warn', 'could not remove a workspace', { jobId: job, error: String(e) }),
         );
   }
@@ -446,6 +446,13 @@ export class RankAgent {
     const workspace = join(this.workspaces(), req.jobId, `rank-${req.rank}`);
     await mkdir(join(this.workspaces(), req.jobId), { recursive: true, mode: 0o700 });
     await mkdir(workspace, { recursive: true, mode: 0o700 });
+    try {
+      await runtime!.prepareWorkspace?.(workspace);
+    } catch (error) {
+      if (error instanceof RankStartError)
+        return refuse([{ code: error.code, message: error.message.slice(0, 1024), field: error.field }]);
+      return refuse([{ code: 'START_FAILED', message: String(error).slice(0, 1024), field: 'workspace' }]);
+    }
     if (this.options.jobFiles !== undefined && req.runtime === 'process')
       await linkJobFiles(this.options.jobFiles, workspace);
     const cwd = await resolveWorkingDir(workspace, req.workingDir);

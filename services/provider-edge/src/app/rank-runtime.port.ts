@@ -89,6 +89,14 @@ export interface RankRuntime {
   readonly kind: 'process' | 'docker';
   /** Set when the runtime provides its jobs' network namespaces (see `JobNetworkProvider`). */
   readonly jobNetworks?: JobNetworkProvider;
+  /**
+   * Makes the rank's workspace (an empty directory the agent created, or one an earlier attempt
+   * left) ready before `start`: the docker runtime mounts the rank's own file system there, sized
+   * by the policy's `disk.workspace_per_rank`. Idempotent: a workspace already prepared is kept as it
+   * is (checkpoints survive attempts). Rejects with a `RankStartError`. Absent: nothing to prepare.
+   * Whatever it mounts, `removeWorkspaces` (infra/workspace.ts) unmounts before removing.
+   */
+  prepareWorkspace?(workspace: string): Promise<void>;
   /** Null when the runtime can run ranks here; else why not (for RUNTIME_UNAVAILABLE). */
   unavailable(): Promise<string | null>;
   /** Starts the rank; rejects with a `RankStartError` when it cannot be created. */

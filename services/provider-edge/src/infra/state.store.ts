@@ -1,4 +1,4 @@
-import { EdgeReservationSchema } from '@gpunet/contracts';
+import { EdgeIsolationSchema, EdgeReservationSchema } from '@gpunet/contracts';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
@@ -52,6 +52,11 @@ export const EdgeStateSchema = z.strictObject({
   reservations: z.array(EdgeReservationSchema),
   /** Ranks started here (absent in state files written before the edge ran ranks). */
   ranks: z.array(RankRecordSchema).default([]),
+  /**
+   * The isolation ranks run with, as the edge last found and reported it (`provider-edge status`
+   * shows it); null before the first start.
+   */
+  isolation: EdgeIsolationSchema.nullable().default(null),
 });
 export type EdgeState = z.infer<typeof EdgeStateSchema>;
 
@@ -64,6 +69,7 @@ export const initialState = (edgeId: string): EdgeState => ({
   lastPolicyDigest: null,
   reservations: [],
   ranks: [],
+  isolation: null,
 });
 
 /** The state file is unreadable or belongs to another identity. */

@@ -1,4 +1,5 @@
-import { lstat, mkdir, realpath, stat } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { lstat, mkdir, readFile, realpath, rm, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 
 export type WorkingDirResult =
@@ -57,4 +58,54 @@ export const resolveWorkingDir = async (
   const final = await realpath(current);
   if (!inside(root, final)) return { ok: false, message: 'resolves outside the rank workspace' };
   return { ok: true, path: final };
+};
+
+/** Undoes the octal escapes of /proc/self/mountinfo (`\040` is a space). */
+const unescapeMountPath = (path: string): string =>
+  path.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
+
+/**
+ * The mount points at or below `dir` in a /proc/self/mountinfo text, deepest first (the order to
+ * unmount them in). `dir` must be spelled as the kernel spells it (resolved through symlinks).
+ */
+export const mountPointsUnder = (mountinfo: string, dir: string): string[] => {
+  const root = dir.replace(/\/+$/, '');
+  const points = new Set<string>();
+  for (const line of mountinfo.split('\n')) {
+    const field = line.split(' ')[4];
+    if (field === undefined) continue;
+    const point = unescapeMountPath(field);
+    if (inside(root, point)) points.add(point);
+  }
+  return [...points].sort((a, b) => b.split('/').length - a.split('/').length || b.localeCompare(a));
+};
+
+export interface RemoveWorkspacesOptions {
+  /** Runs `umount`; default execFile. Tests record the calls. */
+  readonly umount?: (args: readonly string[]) => Promise<void>;
+  readonly mountinfo?: () => Promise<string>;
+}
+
+const execUmount = (args: readonly string[]): Promise<void> =>
+  new Promise((resolve, reject) =>
+    execFile('umount', [...args], { timeout: 60_000 }, (error, _stdout, stderr) =>
+      error ? reject(new Error(`umount ${args.join(' ')}: ${stderr.trim() || error.message}`)) : resolve(),
+    ),
+  );
+
+/**
+ * Removes a directory of rank workspaces (`workspaces/<jobId>`, or an edge's whole directory) and
+ * everything in it, unmounting first what is mounted below it (the docker runtime's per-rank file
+ * systems): `rm -rf` on a mounted workspace would empty the rank's file system, fail on the mount
+ * point and leave its loop device attached. A mount still busy is detached lazily (`umount -l`), so
+ * the removal never walks into it; the kernel frees it with its last user.
+ */
+export const removeWorkspaces = async (dir: string, options: RemoveWorkspacesOptions = {}): Promise<void> => {
+  const resolved = await realpath(dir).catch(() => null);
+  if (resolved === null) return;
+  const mountinfo = await (options.mountinfo ?? (() => readFile('/proc/self/mountinfo', 'utf8')))();
+  const umount = options.umount ?? execUmount;
+  for (const point of mountPointsUnder(mountinfo, resolved))
+    await umount([point]).catch(() => umount(['-l', point]));
+  await rm(resolved, { recursive: true, force: true });
 };

@@ -121,6 +121,73 @@ describe('parsePolicy', () => {
   });
 });
 
+describe('disk.workspace_per_rank', () => {
+  const withDisk = (value: string) =>
+    parsePolicy(POLICY_TEMPLATE.replace('workspace_per_rank: 50GiB', `workspace_per_rank: ${value}`));
+  const issue = (r: ReturnType<typeof parsePolicy>, path: string) =>
+    r.ok ? undefined : r.issues.find((i) => i.path === path);
+
+  it('defaults to 50GiB when the policy has no disk section', () => {
+    const text = POLICY_TEMPLATE.replace(/\ndisk:\n(?: {2}.*\n)+/, '\n');
+    expect(text).not.toContain('disk:');
+    expect(ok(text).workspaceBytesPerRank).toBe(50 * 1024 ** 3);
+    expect(ok(POLICY_TEMPLATE).workspaceBytesPerRank).toBe(50 * 1024 ** 3);
+  });
+
+  it.each([
+    ['a size', '"200GiB"', 200 * 1024 ** 3],
+    ['a decimal size', '"1.5TB"', 1.5e12],
+    ['bytes', '1073741824', 1024 ** 3],
+    ['the smallest', '16MiB', 16 * 1024 ** 2],
+    ['no quota, said so', 'unlimited', null],
+  ])('reads %s', (_name, value, bytes) => {
+    const r = withDisk(value);
+    expect(r.ok ? r.policy.workspaceBytesPerRank : r.issues).toBe(bytes);
+  });
+
+  it.each([
+    ['no unit', '"50"', 'a number and a unit'],
+    ['bits', '50Gb', 'bits'],
+    ['too small', '1MiB', 'between 16MiB and 16TiB'],
+    ['too large', '20TiB', 'between 16MiB and 16TiB'],
+    ['zero bytes', '0', 'between 16MiB and 16TiB'],
+    ['a fraction of a byte', '1.5', ''],
+  ])('rejects %s, naming the key', (_name, value, message) => {
+    const found = issue(withDisk(value), 'disk.workspace_per_rank');
+    expect(found, value).toBeDefined();
+    expect(found!.message).toContain(message);
+  });
+
+  it('rejects an unknown key inside disk', () => {
+    const r = parsePolicy(POLICY_TEMPLATE.replace('workspace_per_rank: 50GiB', 'quota: 50GiB'));
+    expect(r.ok ? '' : JSON.stringify(r.issues)).toContain('quota');
+  });
+});
+
+describe('network keys: NOT_SUPPORTED', () => {
+  it.each(['network', 'egress', 'internet'])(
+    '`%s` is refused NOT_SUPPORTED with the reason, not ignored',
+    (key) => {
+      const r = parsePolicy(`${POLICY_TEMPLATE}\n${key}:\n  allow: true\n`);
+      expect(r.ok).toBe(false);
+      const issues = r.ok ? [] : r.issues;
+      // One issue, at the key, saying why; not zod's bare "unrecognized key" as well.
+      expect(issues).toEqual([{ path: key, message: expect.stringMatching(/^NOT_SUPPORTED: /) }]);
+      expect(issues[0]!.message).toMatch(/overlay peers and nothing else/);
+    },
+  );
+
+  it('is reported with the policy’s other problems at once', () => {
+    const r = parsePolicy(`${POLICY_TEMPLATE.replace('max_per_job: 8', 'max_per_job: 0')}\negress: open\n`);
+    expect(r.ok ? [] : r.issues.map((i) => i.path).sort()).toEqual(['egress', 'gpus.max_per_job']);
+  });
+
+  it('also when the rest of the policy is valid but resolves with errors', () => {
+    const r = parsePolicy(`${POLICY_TEMPLATE.replace('reserve: 8GiB', 'reserve: 8 gigs')}\ninternet: true\n`);
+    expect(r.ok ? [] : r.issues.map((i) => i.path).sort()).toEqual(['internet', 'memory.reserve']);
+  });
+});
+
 describe('resolveSharedGpus', () => {
   const simulated = parseSimulatedInventory(fixture('simulated', 'mixed.inventory.yaml'));
   if (!simulated.ok) throw new Error('fixture');

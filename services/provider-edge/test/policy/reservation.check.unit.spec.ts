@@ -1,4 +1,4 @@
-import type { EdgeReservation } from '@gpunet/contracts';
+import type { EdgeIsolation, EdgeReservation } from '@gpunet/contracts';
 import { describe, expect, it } from 'vitest';
 import { mergeInventory } from '../../src/domain/detection/inventory';
 import { parseSimulatedInventory } from '../../src/domain/detection/simulated-inventory';
@@ -40,10 +40,10 @@ const pol = parsePolicy(POLICY);
 if (!sim.ok || !pol.ok) throw new Error('fixtures');
 const inventory = mergeInventory([sim.value.backend]);
 const policy = pol.policy;
-const snapshot = (reservations: EdgeReservation[] = []): EdgeSnapshot => ({
+const snapshot = (reservations: EdgeReservation[] = [], isolation?: EdgeIsolation): EdgeSnapshot => ({
   policy,
   inventory,
-  host: testHost({ cores: 64, memoryGiB: 512 }),
+  host: { ...testHost({ cores: 64, memoryGiB: 512 }), ...(isolation ? { isolation } : {}) },
   sharedUuids: resolveSharedGpus(policy, inventory).uuids,
   reservations,
 });
@@ -65,6 +65,7 @@ const request = (over: Partial<ReservationRequest> = {}): ReservationRequest => 
   asset: 'USDC',
   pricePerGpuHourMinor: '3000000',
   holdUntil: new Date(TUE_22_BERLIN + 60_000).toISOString(),
+  minimumIsolation: 'host-process',
   ...over,
 });
 
@@ -78,11 +79,21 @@ const held = (over: Partial<EdgeReservation>): EdgeReservation => ({
   ...over,
 });
 
+const isolated = (level: EdgeIsolation['level']): EdgeIsolation => ({
+  level,
+  runtime: level === 'host-process' ? 'process' : 'docker',
+  ociRuntime: level === 'host-process' ? null : level === 'gvisor' ? 'runsc' : 'runc',
+  userNamespaces: level === 'container-userns',
+  detail: `a ${level} edge`,
+});
+
 interface Case {
   readonly name: string;
   readonly request?: Partial<ReservationRequest>;
   readonly reservations?: EdgeReservation[];
   readonly now?: number;
+  /** What the edge runs ranks with; default none reported (taken as host processes). */
+  readonly isolation?: EdgeIsolation;
   /** Expected decline codes with their fields, or [] for accepted. */
   readonly declined: readonly (readonly [string, string | null])[];
 }
@@ -209,6 +220,41 @@ const cases: Case[] = [
     declined: [['RESERVATION_CONFLICT', 'reservationId']],
   },
   {
+    name: 'an edge that reports no isolation is taken as host processes',
+    request: { minimumIsolation: 'container' },
+    declined: [['ISOLATION_TOO_WEAK', 'minimumIsolation']],
+  },
+  {
+    name: 'a host-process edge and a subnet that requires containers',
+    isolation: isolated('host-process'),
+    request: { minimumIsolation: 'container' },
+    declined: [['ISOLATION_TOO_WEAK', 'minimumIsolation']],
+  },
+  {
+    name: 'a host-process edge and a subnet that accepts host processes',
+    isolation: isolated('host-process'),
+    request: { minimumIsolation: 'host-process' },
+    declined: [],
+  },
+  {
+    name: 'a container-userns edge meets a container minimum',
+    isolation: isolated('container-userns'),
+    request: { minimumIsolation: 'container' },
+    declined: [],
+  },
+  {
+    name: 'a container edge and a subnet that requires gVisor',
+    isolation: isolated('container'),
+    request: { minimumIsolation: 'gvisor' },
+    declined: [['ISOLATION_TOO_WEAK', 'minimumIsolation']],
+  },
+  {
+    name: 'a gVisor edge meets every minimum',
+    isolation: isolated('gvisor'),
+    request: { minimumIsolation: 'gvisor' },
+    declined: [],
+  },
+  {
     name: 'every violation is reported, not only the first',
     request: {
       gpuUuids: ['SIM-nvidia-5'],
@@ -230,7 +276,11 @@ const cases: Case[] = [
 
 describe('checkReservation: the edge re-checks its policy on every reservation', () => {
   it.each(cases.map((c) => [c.name, c] as const))('%s', (_name, c) => {
-    const decision = checkReservation(snapshot(c.reservations), request(c.request), c.now ?? TUE_22_BERLIN);
+    const decision = checkReservation(
+      snapshot(c.reservations, c.isolation),
+      request(c.request),
+      c.now ?? TUE_22_BERLIN,
+    );
     if (c.declined.length === 0) {
       expect(decision, JSON.stringify(decision)).toMatchObject({ outcome: 'accepted' });
     } else {
@@ -246,6 +296,24 @@ describe('checkReservation: the edge re-checks its policy on every reservation',
     expect(d.outcome === 'declined' && d.reasons[0]?.message).toBe(
       'offered 1 USDC/GPU-hour; the floor for NVIDIA H100 80GB HBM3 is 2.5',
     );
+  });
+});
+
+describe('checkReservation: isolation', () => {
+  it('says the level the subnet requires and the level the edge runs with, and why', () => {
+    const d = checkReservation(
+      snapshot([], isolated('host-process')),
+      request({ minimumIsolation: 'container-userns' }),
+      TUE_22_BERLIN,
+    );
+    expect(d.outcome === 'declined' && d.reasons).toEqual([
+      {
+        code: 'ISOLATION_TOO_WEAK',
+        field: 'minimumIsolation',
+        message:
+          "the job's subnet requires isolation container-userns or stronger; this edge runs ranks as host-process (a host-process edge)",
+      },
+    ]);
   });
 });
 

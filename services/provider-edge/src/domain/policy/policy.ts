@@ -4,6 +4,21 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 
 const Size = z.string().max(32);
+const DEFAULT_WORKSPACE_PER_RANK = '50GiB';
+const MiB = 1024 ** 2;
+/** Bounds of `disk.workspace_per_rank`: ext4 needs a few MiB for itself; 16 TiB is ext4's largest file. */
+export const WORKSPACE_BYTES_BOUNDS = { min: 16 * MiB, max: 16 * 1024 ** 4 } as const;
+
+/**
+ * Top-level keys a provider might write for network access that no runtime honours yet: they are
+ * refused (NOT_SUPPORTED) rather than accepted and ignored, so no provider believes a rank may reach
+ * the internet, or is kept from it, because of a key.
+ */
+export const UNSUPPORTED_POLICY_KEYS = ['network', 'egress', 'internet'] as const;
+const NOT_SUPPORTED_NETWORK =
+  "NOT_SUPPORTED: no policy key opens or configures a rank's network yet. A docker rank reaches " +
+  "its job's overlay peers and nothing else (not the internet, not this host's LAN or services); " +
+  'remove this key';
 const Amount = z.string().max(40);
 const Day = z.enum(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun']);
 const Time = z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9]$/, 'must be HH:MM (24 h)');
@@ -79,6 +94,19 @@ export const PolicySourceSchema = z.strictObject({
       max_duration: z.string().max(32).optional(),
     })
     .default({}),
+  disk: z
+    .strictObject({
+      /**
+       * Disk each rank may write in its workspace (`50GiB`, or bytes). Default 50GiB. The docker
+       * runtime enforces it (a file system of that size per rank); the process runtime cannot.
+       * `unlimited`: no quota, the workspace is a directory of the host's disk (edges that cannot
+       * loop-mount: not root, no loop devices).
+       */
+      workspace_per_rank: z
+        .union([z.literal('unlimited'), Size, z.int()])
+        .default(DEFAULT_WORKSPACE_PER_RANK),
+    })
+    .default({ workspace_per_rank: DEFAULT_WORKSPACE_PER_RANK }),
   location: z
     .strictObject({
       continent: z.enum(['AF', 'AN', 'AS', 'EU', 'NA', 'OC', 'SA']).optional(),
@@ -127,6 +155,11 @@ export interface Policy {
     readonly windows: readonly AvailabilityWindow[];
   } | null;
   readonly maxJobDurationMs: number | null;
+  /**
+   * `disk.workspace_per_rank` in bytes: the size of each rank's workspace file system (docker
+   * runtime); null: `unlimited`.
+   */
+  readonly workspaceBytesPerRank: number | null;
   readonly location: {
     readonly continent: 'AF' | 'AN' | 'AS' | 'EU' | 'NA' | 'OC' | 'SA' | null;
     readonly country: string | null;
@@ -163,9 +196,41 @@ export const parsePolicy = (text: string): PolicyResult => {
   }
   if (raw === null || raw === undefined)
     return { ok: false, issues: [{ path: '', message: 'the policy file is empty' }] };
+  // Named NOT_SUPPORTED with the reason, instead of zod's bare "unrecognized key".
+  const unsupported: ValidationIssue[] = [];
+  if (typeof raw === 'object' && !Array.isArray(raw)) {
+    const rest = { ...(raw as Record<string, unknown>) };
+    for (const key of UNSUPPORTED_POLICY_KEYS)
+      if (key in rest) {
+        unsupported.push({ path: key, message: NOT_SUPPORTED_NETWORK });
+        delete rest[key];
+      }
+    raw = rest;
+  }
   const parsed = PolicySourceSchema.safeParse(raw);
-  if (!parsed.success) return { ok: false, issues: toIssues(parsed.error) };
-  return resolvePolicy(parsed.data);
+  if (!parsed.success) return { ok: false, issues: [...unsupported, ...toIssues(parsed.error)] };
+  const resolved = resolvePolicy(parsed.data);
+  if (unsupported.length === 0) return resolved;
+  return { ok: false, issues: [...unsupported, ...(resolved.ok ? [] : resolved.issues)] };
+};
+
+const workspaceBytesOf = (value: string | number, issues: ValidationIssue[]): number | null => {
+  const path = 'disk.workspace_per_rank';
+  if (value === 'unlimited') return null;
+  let bytes: number;
+  if (typeof value === 'number') bytes = value;
+  else {
+    const size = parseSize(value);
+    if (!size.ok) {
+      issues.push({ path, message: size.reason });
+      return 0;
+    }
+    bytes = size.value;
+  }
+  const { min, max } = WORKSPACE_BYTES_BOUNDS;
+  if (bytes < min || bytes > max)
+    issues.push({ path, message: `must be between 16MiB and 16TiB (${min}…${max} bytes), not ${value}` });
+  return bytes;
 };
 
 const resolvePolicy = (src: PolicySource): PolicyResult => {
@@ -202,6 +267,7 @@ const resolvePolicy = (src: PolicySource): PolicyResult => {
     else if (d.value < 1) issues.push({ path: 'jobs.max_duration', message: 'must be positive' });
     else maxJobDurationMs = d.value;
   }
+  const workspaceBytes = workspaceBytesOf(src.disk.workspace_per_rank, issues);
   if (src.availability && !validTimeZone(src.availability.time_zone))
     issues.push({
       path: 'availability.time_zone',
@@ -257,6 +323,7 @@ const resolvePolicy = (src: PolicySource): PolicyResult => {
         ? { timeZone: src.availability.time_zone, windows: src.availability.windows }
         : null,
       maxJobDurationMs,
+      workspaceBytesPerRank: workspaceBytes,
       location: {
         continent: src.location.continent ?? null,
         country: src.location.country ?? null,
@@ -314,6 +381,11 @@ subnets: [public]
 jobs:
   # the longest job accepted (omit: no limit)
   max_duration: 24h
+
+disk:
+  # the disk each rank may write in its workspace (docker runtime: a file system of this size,
+  # allocated as the rank writes; the process runtime cannot enforce it). "unlimited": no quota
+  workspace_per_rank: 50GiB
 
 location:
   continent: EU

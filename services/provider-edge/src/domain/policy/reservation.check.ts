@@ -7,7 +7,7 @@ import type {
   ReserveOnEdge,
 } from '@gpunet/contracts';
 import { formatMoney } from '@gpunet/ensemble-spec';
-import { availableUntil } from '@gpunet/contracts';
+import { availableUntil, isolationAtLeast, UNREPORTED_ISOLATION } from '@gpunet/contracts';
 import type { Policy } from './policy';
 import { floorFor, shareableResources } from './shared-gpus';
 
@@ -17,7 +17,8 @@ export type ReservationRequest = PayloadOf<typeof ReserveOnEdge>;
 export interface EdgeSnapshot {
   readonly policy: Policy;
   readonly inventory: Inventory;
-  readonly host: Pick<Host, 'cpu' | 'memoryBytes'>;
+  /** `isolation`: what ranks run with; absent is taken as `UNREPORTED_ISOLATION` (host processes). */
+  readonly host: Pick<Host, 'cpu' | 'memoryBytes' | 'isolation'>;
   /** UUIDs the policy shares (`resolveSharedGpus`). */
   readonly sharedUuids: readonly string[];
   readonly reservations: readonly EdgeReservation[];
@@ -169,6 +170,15 @@ export const checkReservation = (
       );
     }
   }
+
+  // Isolation: the job's subnet names the weakest it accepts.
+  const isolation = snapshot.host.isolation ?? UNREPORTED_ISOLATION;
+  if (!isolationAtLeast(isolation.level, request.minimumIsolation))
+    decline(
+      'ISOLATION_TOO_WEAK',
+      `the job's subnet requires isolation ${request.minimumIsolation} or stronger; this edge runs ranks as ${isolation.level} (${isolation.detail})`,
+      'minimumIsolation',
+    );
 
   // Subnet, duration, availability
   if (request.subnet !== null && !policy.subnets.includes(request.subnet))

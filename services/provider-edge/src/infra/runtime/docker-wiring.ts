@@ -5,16 +5,21 @@
  *
  *   runtimes: async (context) => [await createDockerRuntime(context)]
  */
-import type { Host } from '@gpunet/contracts';
+import type { EdgeIsolation, Host } from '@gpunet/contracts';
+import Docker from 'dockerode';
 import type { Policy } from '../../domain/policy/policy';
 import { type InventoryGpu, readAmdDevices } from './docker-host';
 import { NO_AMD_DEVICES, type SandboxLimits } from './docker-sandbox';
 import { DockerRuntime, type DockerRuntimeLog, type DockerRuntimeOptions } from './docker.runtime';
+import { probeDockerIsolation } from './isolation';
 
 /** The part of the edge's `RankRuntimeContext` the docker runtime needs. */
 export interface DockerRuntimeContext {
   readonly edgeId: string;
-  readonly policy: Pick<Policy, 'images' | 'reserveCpuMillicores' | 'reserveMemoryBytes'>;
+  readonly policy: Pick<
+    Policy,
+    'images' | 'reserveCpuMillicores' | 'reserveMemoryBytes' | 'workspaceBytesPerRank'
+  >;
   readonly host: Pick<Host, 'cpu' | 'memoryBytes'>;
   readonly inventory: { readonly gpus: readonly InventoryGpu[]; readonly simulated: boolean };
   readonly log: DockerRuntimeLog;
@@ -22,7 +27,7 @@ export interface DockerRuntimeContext {
 
 /** What one rank may have at most: the host less what the provider keeps for itself. */
 export const sandboxLimitsFor = (
-  policy: DockerRuntimeContext['policy'],
+  policy: Pick<Policy, 'images' | 'reserveCpuMillicores' | 'reserveMemoryBytes'>,
   host: DockerRuntimeContext['host'],
 ): SandboxLimits => ({
   maxMemoryBytes: Math.max(0, host.memoryBytes - policy.reserveMemoryBytes),
@@ -48,13 +53,32 @@ export const createDockerRuntime = async (
       'warn',
       'simulated GPUs: rank containers get no GPU device (GPUNET_SIMULATED_GPUS names the reserved ones)',
     );
+  if (context.policy.workspaceBytesPerRank === null)
+    context.log('warn', 'disk.workspace_per_rank is unlimited: a rank may fill the disk of this host');
   return new DockerRuntime({
     edgeId: context.edgeId,
     allowedImages: context.policy.images,
     limits: sandboxLimitsFor(context.policy, context.host),
+    workspaceBytes: context.policy.workspaceBytesPerRank,
     amd: amd.devices,
     simulatedGpus: simulated,
     log: context.log,
     ...overrides,
   });
 };
+
+/**
+ * The OCI runtime the docker runtime creates rank containers with (`HostConfig.Runtime`) under this
+ * policy; null: it names none, so the engine's `DefaultRuntime` runs them. The policy's sandbox
+ * runtime, once it has one, is read here so that the reported isolation follows it.
+ */
+export const ociRuntimeFor = (_policy: Policy): string | null => null;
+
+/**
+ * The isolation of the docker runtime under this policy, from the engine's own `docker info`
+ * (`EdgeAgentOptions.isolation` takes it as is). Default engine: `new Docker()`, as the runtime's.
+ */
+export const dockerIsolationFor = (
+  policy: Policy,
+  docker: Pick<Docker, 'info'> = new Docker(),
+): Promise<EdgeIsolation> => probeDockerIsolation(docker, ociRuntimeFor(policy));

@@ -3,7 +3,7 @@
  * (dockerode) with the sandbox of docker-sandbox.ts: no capabilities, no-new-privileges, Docker's
  * default seccomp profile, read-only root with a tmpfs /tmp, user 65532, pids/memory/CPU limits,
  * no network (or the job's network sandbox), exactly the reserved GPUs, and the rank's workspace as
- * the only host path. docs/security.md says what this protects the provider from, and what not.
+ * the only host path — a file system of its own, of the policy's `disk.workspace_per_rank`. docs/security.md says what this protects the provider from, and what not.
  */
 import { lchown, readFile, realpath } from 'node:fs/promises';
 import { constants as osConstants } from 'node:os';
@@ -29,6 +29,7 @@ import {
   SANDBOX_UID,
   sandboxContainerOptions,
 } from './docker-sandbox';
+import { mountQuotaWorkspace } from './workspace-quota';
 
 export type DockerRuntimeLog = (
   level: 'debug' | 'info' | 'warn' | 'error',
@@ -61,6 +62,14 @@ export interface DockerRuntimeOptions {
   readonly pidsPollMs?: number;
   /** How long a rank's exit is waited for while the engine does not answer. Default 5 min. */
   readonly engineLossMs?: number;
+  /**
+   * Size of each rank's workspace file system (policy `disk.workspace_per_rank`), mounted by
+   * `prepareWorkspace`; null: the workspace stays a plain directory of the host's disk (tests of
+   * other parts of the sandbox). Default null; `createDockerRuntime` sets it from the policy.
+   */
+  readonly workspaceBytes?: number | null;
+  /** The Docker daemon's pid file (its mount namespace must be the edge's). Default /var/run/docker.pid. */
+  readonly dockerPidFile?: string;
   /** Where cgroups are mounted. Default /sys/fs/cgroup. */
   readonly cgroupRoot?: string;
   readonly log?: DockerRuntimeLog;
@@ -152,6 +161,15 @@ export class DockerRuntime implements RankRuntime {
   constructor(private readonly options: DockerRuntimeOptions) {
     this.docker = options.docker ?? new Docker();
     this.log = options.log ?? (() => undefined);
+  }
+
+  /** Mounts the rank's own file system of `workspaceBytes` on its workspace (see workspace-quota.ts). */
+  async prepareWorkspace(workspace: string): Promise<void> {
+    const bytes = this.options.workspaceBytes ?? null;
+    if (bytes === null) return;
+    await mountQuotaWorkspace(workspace, bytes, {
+      ...(this.options.dockerPidFile === undefined ? {} : { dockerPidFile: this.options.dockerPidFile }),
+    });
   }
 
   async unavailable(): Promise<string | null> {
