@@ -1,6 +1,7 @@
 import { type Netns, REPO_ROOT } from '@gpunet/netns-testbed';
 import { createUser, fromSeed } from '@nats-io/nkeys';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLUSTER_PROBE_PORTS } from './measurements';
@@ -38,9 +39,23 @@ export interface SimulatedEdgeOptions {
    * every edge has the machine's addresses and only one could hold the ports.
    */
   readonly probePorts?: { readonly udpPort: number; readonly tcpPort: number } | 'off';
+  /**
+   * How its ranks run: `process` (the default: host processes, `--runtime process
+   * --unsafe-allow-host-processes`; the cluster's edges report isolation host-process), `docker`
+   * (`--runtime docker`), or `edge-default` (no `--runtime`: what a provider gets who names none).
+   */
+  readonly runtime?: 'process' | 'docker' | 'edge-default';
   /** Extra arguments for `provider-edge start`. */
   readonly extraArgs?: readonly string[];
 }
+
+/** The `provider-edge start` arguments of `SimulatedEdgeOptions.runtime`. */
+export const runtimeArgs = (runtime: SimulatedEdgeOptions['runtime'] = 'process'): readonly string[] =>
+  runtime === 'process'
+    ? ['--runtime', 'process', '--unsafe-allow-host-processes']
+    : runtime === 'docker'
+      ? ['--runtime', 'docker']
+      : [];
 
 const policy = (o: Omit<SimulatedEdgeOptions, 'inventory'>): string => `version: 1
 name: ${o.name}
@@ -56,6 +71,34 @@ subnets: [${o.subnets.join(', ')}]
 jobs: { max_duration: 24h }
 location: { continent: EU, country: DE }
 `;
+
+const umount = (args: readonly string[]): Promise<void> =>
+  new Promise((resolve, reject) =>
+    execFile('umount', [...args], { timeout: 60_000 }, (error: Error | null) =>
+      error ? reject(error) : resolve(),
+    ),
+  );
+
+/**
+ * Removes an edge's directory, unmounting first what is mounted below it: a docker-runtime edge
+ * mounts each rank's workspace file system under `workspaces/` (provider-edge's workspace-quota.ts),
+ * and `rm -rf` on it would empty it, fail on the mount point and leave its loop device attached.
+ * (provider-edge's own `removeWorkspaces` does the same for the edge; a tool cannot import it.)
+ */
+export const removeEdgeDir = async (dir: string): Promise<void> => {
+  const root = await realpath(dir).catch(() => null);
+  if (root === null) return;
+  const points = (await readFile('/proc/self/mountinfo', 'utf8'))
+    .split('\n')
+    .map((line) => line.split(' ')[4])
+    .filter((p): p is string => p !== undefined)
+    .map((p) => p.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8))))
+    .filter((p) => p.startsWith(`${root}/`))
+    .sort((a, b) => b.split('/').length - a.split('/').length);
+  // Busy (a container still holds it): detach lazily, so the removal never walks into it.
+  for (const point of points) await umount([point]).catch(() => umount(['-l', point]));
+  await rm(root, { recursive: true, force: true });
+};
 
 /** A provider edge of a development cluster: a real `provider-edge` process with simulated GPUs. */
 export interface SimulatedEdge {
@@ -97,6 +140,7 @@ const startEdgeProcess = async (
       '--prefix',
       options.prefix,
       ...edge.args(dir),
+      ...runtimeArgs(options.runtime),
       '--heartbeat',
       options.heartbeat ?? '1s',
       '--rescan',
@@ -118,7 +162,7 @@ const startEdgeProcess = async (
   try {
     await process.start();
   } catch (error) {
-    await rm(dir, { recursive: true, force: true });
+    await removeEdgeDir(dir);
     throw error;
   }
   return {
@@ -128,7 +172,7 @@ const startEdgeProcess = async (
     process,
     remove: async () => {
       await process.stop();
-      await rm(dir, { recursive: true, force: true });
+      await removeEdgeDir(dir);
     },
   };
 };

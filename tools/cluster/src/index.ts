@@ -11,6 +11,7 @@ export {
 export {
   FAKE_H100_NVIDIA_SMI_DIR,
   type LyingH100EdgeOptions,
+  runtimeArgs,
   type SimulatedEdge,
   type SimulatedEdgeOptions,
   startLyingH100Edge,

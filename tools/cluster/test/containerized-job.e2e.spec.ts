@@ -14,7 +14,7 @@ const JOB = 'job-e2e-ddp-containers';
 
 /*
  * The containerized end-to-end job: the multi-provider job's 4-rank DDP example in sandboxed
- * containers (the docker runtime, `provider-edge start --runtime docker`) on the job overlay,
+ * containers (the edges start with no `--runtime`: the default, the docker runtime) on the job overlay,
  * between two providers behind symmetric NATs and a relay. On each edge the job's network sandbox —
  * a container with no network — holds the namespace the overlay agent moves `gpunet0` into; both
  * rank containers of that edge join it, and nothing else: no bridge, no host network, no route but
@@ -60,7 +60,11 @@ describe.skipIf(!ok)('a multi-provider job in sandboxed containers, through the 
   let oc: OverlayCluster;
 
   beforeAll(async () => {
-    oc = await startOverlayCluster('f10e2e', { tenantId: 'tenant-f10', edgeArgs: ['--runtime', 'docker'] });
+    oc = await startOverlayCluster('f10e2e', {
+      tenantId: 'tenant-f10',
+      edgeArgs: [],
+      runtime: 'edge-default',
+    });
   }, 300_000);
 
   afterAll(async () => {
@@ -72,9 +76,18 @@ describe.skipIf(!ok)('a multi-provider job in sandboxed containers, through the 
   it('runs 4 DDP ranks as containers on two providers over the relayed overlay; meters, settles, leaves nothing', async () => {
     await runDdpJobThroughOverlay(oc, { jobId: JOB, tenantId: 'tenant-f10', spec: exampleSpec(SPEC) });
 
-    // Each edge ran its two ranks as containers of the job's image, in the job's network sandbox.
+    // Each edge, started with no --runtime, checked it runs ranks in sandboxed containers (ADR 0072),
+    // and ran its two ranks as containers of the job's image, in the job's network sandbox.
     for (const edge of oc.edges) {
       const output = edge.process.output;
+      const isolation = output
+        .split('\n')
+        .filter((line) => line.includes('"isolation: '))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(isolation.map((r) => r['msg'])).toEqual([
+        expect.stringMatching(/^isolation: (container|container-userns|gvisor)$/),
+      ]);
+      expect(isolation[0]?.['runtime']).toBe('docker');
       expect(logged(output, 'job network sandbox started'), oc.explain(JOB)).toHaveLength(1);
       const ranks = logged(output, 'rank container started');
       expect(ranks, oc.explain(JOB)).toHaveLength(2);

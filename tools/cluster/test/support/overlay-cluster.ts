@@ -13,6 +13,7 @@ import {
   NamespaceBridge,
   ServiceProcess,
   type SimulatedEdge,
+  type SimulatedEdgeOptions,
   startSimulatedEdge,
 } from '../../src';
 import {
@@ -44,6 +45,8 @@ export interface OverlayProvider {
 export interface OverlayClusterOptions {
   readonly tenantId: string;
   readonly edgeArgs: readonly string[];
+  /** How the edges run ranks (`SimulatedEdgeOptions.runtime`). Default `process`. */
+  readonly runtime?: SimulatedEdgeOptions['runtime'];
   /**
    * The sites (and WAN) the providers sit in; a public `relay` host is added. Default: sites `a`
    * and `b`, each one host (`alpha`, `beta`) behind its own symmetric NAT, no WAN.
@@ -188,6 +191,7 @@ export const startOverlayCluster = async (
           enter: 'nsenter',
           overlay: { netnsPrefix: netnsPrefixes[i]! },
           ...(p.floorPerGpuHour === undefined ? {} : { floorPerGpuHour: p.floorPerGpuHour }),
+          ...(options.runtime === undefined ? {} : { runtime: options.runtime }),
           extraArgs: options.edgeArgs,
         }),
       );
