@@ -18,6 +18,7 @@ import {
   rankContainerName,
   rankContainerOptions,
   type RankContainerInput,
+  RUNSC_PIDS_HEADROOM,
   SANDBOX_USER,
   sandboxContainerOptions,
   toContainerPath,
@@ -318,6 +319,43 @@ describe('simulated GPUs (a declared inventory): no device, and labelled simulat
   });
 });
 
+describe('policy sandbox.runtime: runsc runs ranks on gVisor, CPU ranks only', () => {
+  it('runc leaves the daemon’s default runtime and the pids limit as they are', () => {
+    const host = rankContainerOptions(
+      input({ ociRuntime: 'runc' }, { limits: { ...launch().limits, pids: 64 } }),
+    ).HostConfig!;
+    expect(host.Runtime).toBeUndefined();
+    expect(host.PidsLimit).toBe(64);
+    expect(rankContainerOptions(input()).HostConfig!.Runtime).toBeUndefined();
+  });
+
+  it('runsc sets the runtime and gives gVisor’s own threads headroom on the pids limit', () => {
+    const host = rankContainerOptions(
+      input({ ociRuntime: 'runsc' }, { limits: { ...launch().limits, pids: 64 } }),
+    ).HostConfig!;
+    expect(host.Runtime).toBe('runsc');
+    expect(host.PidsLimit).toBe(64 + RUNSC_PIDS_HEADROOM);
+    expect(host.CapDrop).toEqual(['ALL']);
+    expect(host.ReadonlyRootfs).toBe(true);
+  });
+
+  it('refuses a rank with GPUs on runsc, saying why; simulated GPUs (no device) still run', () => {
+    const e = startError(() =>
+      rankContainerOptions(
+        input({ ociRuntime: 'runsc' }, { gpuUuids: [`GPU-${'1'.repeat(8)}`], gpuVendor: 'nvidia' }),
+      ),
+    );
+    expect(e.field).toBe('gpuUuids');
+    expect(e.code).toBe('RUNTIME_UNAVAILABLE');
+    expect(e.message).toMatch(/sandbox\.runtime: runsc.*no nvproxy.*sandbox\.runtime: runc/);
+    const sim = rankContainerOptions(
+      input({ ociRuntime: 'runsc', simulatedGpus: true }, { gpuUuids: ['SIM-0'], gpuVendor: 'nvidia' }),
+    );
+    expect(sim.HostConfig!.Runtime).toBe('runsc');
+    expect(sim.HostConfig!.DeviceRequests).toEqual([]);
+  });
+});
+
 describe('AMD devices on recorded inventories: /dev/kfd plus the reserved render nodes', () => {
   const mi250x = parseRocmSmiJson(fixture('amd', 'mi250x-8gcd.rocm-smi.json')).value;
   /*
@@ -484,7 +522,7 @@ describe('docs/security.md', () => {
   const doc = readFileSync(join(import.meta.dirname, '../../../docs/security.md'), 'utf8');
   // The page must explain every setting the builder makes: a new one cannot slip in undocumented.
   it('names every HostConfig setting of a rank container', () => {
-    const keys = Object.keys(rankContainerOptions(input()).HostConfig!);
+    const keys = Object.keys(rankContainerOptions(input({ ociRuntime: 'runsc' })).HostConfig!);
     expect(keys.filter((k) => !doc.includes(`\`${k}`))).toEqual([]);
   });
 });

@@ -44,6 +44,18 @@ describe('parsePolicy', () => {
 
   it('accepts the template `gpunet edge init` writes', () => {
     expect(ok(POLICY_TEMPLATE).name).toBe('my-gpu-host');
+    expect(ok(POLICY_TEMPLATE).sandboxRuntime).toBe('runc');
+  });
+
+  it('sandbox.runtime: runc by default, runsc when asked, anything else named in the error', () => {
+    const base = fixture('policy', 'lab.policy.yaml');
+    expect(ok(base).sandboxRuntime).toBe('runc');
+    expect(ok(`${base}\nsandbox:\n  runtime: runsc\n`).sandboxRuntime).toBe('runsc');
+    expect(ok(`${base}\nsandbox: {}\n`).sandboxRuntime).toBe('runc');
+    const bad = parsePolicy(`${base}\nsandbox:\n  runtime: kata\n`);
+    expect(bad.ok ? [] : bad.issues).toEqual([{ path: 'sandbox.runtime', message: 'runc or runsc' }]);
+    const unknown = parsePolicy(`${base}\nsandbox:\n  runtime: runsc\n  platform: kvm\n`);
+    expect(unknown.ok ? [] : unknown.issues.map((i) => i.path)).toEqual(['sandbox']);
   });
 
   it('rejects a malformed file with every field path at once', () => {

@@ -23,6 +23,10 @@ const Amount = z.string().max(40);
 const Day = z.enum(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun']);
 const Time = z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9]$/, 'must be HH:MM (24 h)');
 
+/** OCI runtimes a provider may run rank containers with (policy `sandbox.runtime`). */
+export const SANDBOX_RUNTIMES = ['runc', 'runsc'] as const;
+export type SandboxRuntime = (typeof SANDBOX_RUNTIMES)[number];
+
 /** The provider policy file as the provider writes it (YAML, snake_case like ensemble specs). */
 export const PolicySourceSchema = z.strictObject({
   version: z.literal(1, { error: 'must be 1' }),
@@ -117,6 +121,16 @@ export const PolicySourceSchema = z.strictObject({
       city: z.string().min(1).max(128).optional(),
     })
     .default({}),
+  sandbox: z
+    .strictObject({
+      /**
+       * The OCI runtime of rank containers (docker runtime): `runc`, Docker's default, or `runsc`
+       * (gVisor: the rank's system calls go to gVisor's user-space kernel, not the host's; CPU ranks
+       * only, since the packaged runsc cannot give a container a GPU). Default `runc`.
+       */
+      runtime: z.enum(SANDBOX_RUNTIMES, { error: 'runc or runsc' }).default('runc'),
+    })
+    .default({ runtime: 'runc' }),
 });
 export type PolicySource = z.infer<typeof PolicySourceSchema>;
 
@@ -165,6 +179,8 @@ export interface Policy {
     readonly country: string | null;
     readonly city: string | null;
   };
+  /** Policy `sandbox.runtime`: the OCI runtime of rank containers. */
+  readonly sandboxRuntime: SandboxRuntime;
 }
 
 export type PolicyResult =
@@ -329,6 +345,7 @@ const resolvePolicy = (src: PolicySource): PolicyResult => {
         country: src.location.country ?? null,
         city: src.location.city ?? null,
       },
+      sandboxRuntime: src.sandbox.runtime,
     },
   };
 };
@@ -390,4 +407,8 @@ disk:
 location:
   continent: EU
   country: DE
+
+sandbox:
+  # how rank containers run: runc (Docker's default) or runsc (gVisor; CPU jobs only)
+  runtime: runc
 `;

@@ -6,6 +6,7 @@
  */
 import type { ContainerCreateOptions, DeviceRequest, HostConfig } from 'dockerode';
 import { RANK_LABELS, RankStartError, type RankLaunch } from '../../app/rank-runtime.port';
+import type { SandboxRuntime } from '../../domain/policy/policy';
 
 /** Where the rank's workspace (the only writable host path) appears inside its container. */
 export const CONTAINER_SCRATCH = '/scratch';
@@ -52,6 +53,14 @@ export interface SandboxLimits {
 
 export const DEFAULT_PIDS = 1024;
 export const MAX_PIDS = 4096;
+/**
+ * Added to a rank's pids limit on runsc: gVisor's own sandbox and gofer processes live in the
+ * container's pids cgroup, and their threads count against its limit. Measured on a 2-core host
+ * with runsc 20221219 (ptrace platform): 55 tasks for an idle `sleep`, 67 while PyTorch runs on
+ * two threads; a pids limit of 64 makes the sandbox itself crash. The Go runtime's threads grow
+ * with the host's cores, hence the margin. The rank's own processes are still bounded by it.
+ */
+export const RUNSC_PIDS_HEADROOM = 256;
 const MIB = 1024 * 1024;
 /** Docker refuses memory limits under 6 MiB. */
 export const MIN_MEMORY_BYTES = 6 * MIB;
@@ -208,6 +217,11 @@ export interface RankContainerInput {
   readonly amd: AmdDevices;
   /** The host's GPUs are simulated (a declared inventory): see `simulatedGpuAccess`. Default false. */
   readonly simulatedGpus?: boolean;
+  /**
+   * Policy `sandbox.runtime`. `runc`: the daemon's default runtime (no `Runtime` is set, so a host
+   * whose default is `nvidia` keeps it); `runsc`: gVisor, for ranks without GPUs. Default `runc`.
+   */
+  readonly ociRuntime?: SandboxRuntime;
 }
 
 /**
@@ -238,6 +252,24 @@ const RESERVED_ENV = new Set([
   'LD_PRELOAD',
   'GPUNET_SIMULATED_GPUS',
 ]);
+
+/**
+ * A rank with real GPUs cannot run on runsc: gVisor reaches a GPU only through its nvproxy, which
+ * the packaged runsc lacks. Simulated GPUs have no device to give, so they run.
+ */
+export const refuseGpusOnRunsc = (
+  ociRuntime: SandboxRuntime,
+  simulatedGpus: boolean,
+  launch: Pick<RankLaunch, 'gpuUuids'>,
+): void => {
+  if (ociRuntime === 'runsc' && !simulatedGpus && launch.gpuUuids.length > 0)
+    throw new RankStartError(
+      'gpuUuids: this provider runs ranks on gVisor (policy sandbox.runtime: runsc), and the packaged runsc ' +
+        'has no nvproxy: it cannot give a container a GPU. GPU jobs need sandbox.runtime: runc',
+      'gpuUuids',
+      'RUNTIME_UNAVAILABLE',
+    );
+};
 
 /**
  * The create options of one rank's container. Throws `RankStartError` (naming the field) for a
@@ -277,6 +309,8 @@ export const rankContainerOptions = (input: RankContainerInput): ContainerCreate
   const workingDir = toContainerPath(launch.workspace, launch.workingDir);
   if (workingDir === null || launch.workingDir.split('/').includes('..'))
     throw new RankStartError('workingDir: must lie inside the workspace', 'workingDir');
+  const runsc = input.ociRuntime === 'runsc';
+  refuseGpusOnRunsc(input.ociRuntime ?? 'runc', input.simulatedGpus === true, launch);
   const gpu = input.simulatedGpus === true ? simulatedGpuAccess(launch) : gpuAccess(launch, input.amd);
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(launch.env)) {
@@ -320,6 +354,7 @@ export const rankContainerOptions = (input: RankContainerInput): ContainerCreate
     StopSignal: 'SIGTERM',
     HostConfig: {
       ...hardened(),
+      ...(runsc ? { Runtime: 'runsc' } : {}),
       NetworkMode: network.mode === 'none' ? 'none' : `container:${network.id}`,
       Mounts: [
         {
@@ -336,7 +371,7 @@ export const rankContainerOptions = (input: RankContainerInput): ContainerCreate
       // No swap: the memory limit is the limit.
       MemorySwap: memoryBytes,
       NanoCpus: cpuMillicores * 1_000_000,
-      PidsLimit: pidsLimit,
+      PidsLimit: runsc ? pidsLimit + RUNSC_PIDS_HEADROOM : pidsLimit,
       DeviceRequests: gpu.deviceRequests,
       Devices: gpu.devices,
       GroupAdd: gpu.groupAdd,

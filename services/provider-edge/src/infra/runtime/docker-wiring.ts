@@ -18,7 +18,11 @@ export interface DockerRuntimeContext {
   readonly edgeId: string;
   readonly policy: Pick<
     Policy,
-    'images' | 'reserveCpuMillicores' | 'reserveMemoryBytes' | 'workspaceBytesPerRank'
+    | 'images'
+    | 'reserveCpuMillicores'
+    | 'reserveMemoryBytes'
+    | 'workspaceBytesPerRank'
+    | 'sandboxRuntime'
   >;
   readonly host: Pick<Host, 'cpu' | 'memoryBytes'>;
   readonly inventory: { readonly gpus: readonly InventoryGpu[]; readonly simulated: boolean };
@@ -62,6 +66,7 @@ export const createDockerRuntime = async (
     workspaceBytes: context.policy.workspaceBytesPerRank,
     amd: amd.devices,
     simulatedGpus: simulated,
+    ociRuntime: context.policy.sandboxRuntime,
     log: context.log,
     ...overrides,
   });

@@ -17,6 +17,7 @@ import {
   RankStartError,
   type RunningRank,
 } from '../../app/rank-runtime.port';
+import type { SandboxRuntime } from '../../domain/policy/policy';
 import { imageAllowed } from '../../domain/policy/reservation.check';
 import { type ContainerGpuSupport, probeContainerGpuSupport } from './docker-host';
 import {
@@ -25,10 +26,12 @@ import {
   LABEL,
   NO_AMD_DEVICES,
   rankContainerOptions,
+  refuseGpusOnRunsc,
   type SandboxLimits,
   SANDBOX_UID,
   sandboxContainerOptions,
 } from './docker-sandbox';
+import { hostIds, readUidRemap, type RemapInfo, type UidRemap } from './userns-remap';
 import { mountQuotaWorkspace } from './workspace-quota';
 
 export type DockerRuntimeLog = (
@@ -52,6 +55,11 @@ export interface DockerRuntimeOptions {
    * none, and find their reserved ids in `GPUNET_SIMULATED_GPUS` (`simulatedGpuAccess`). Default false.
    */
   readonly simulatedGpus?: boolean;
+  /**
+   * Policy `sandbox.runtime`: `runc` (the daemon's default runtime) or `runsc` (gVisor; the daemon
+   * must list it, and ranks with GPUs are refused). Default `runc`.
+   */
+  readonly ociRuntime?: SandboxRuntime;
   /** Pull an allowed image that is not present. Default true; offline hosts fail fast either way. */
   readonly pull?: boolean;
   /** Longest a pull may take. Default 15 min. */
@@ -152,6 +160,7 @@ export class DockerRuntime implements RankRuntime {
   private readonly log: DockerRuntimeLog;
   private readonly sandboxes = new Map<string, Promise<JobSandbox>>();
   private gpuSupport: Promise<ContainerGpuSupport> | undefined;
+  private uidRemap: Promise<UidRemap | null> | undefined;
   /** Each job's ranks share the namespace of its sandbox container; the overlay attaches there. */
   readonly jobNetworks: JobNetworkProvider = {
     acquire: async (jobId) => ({ pid: (await this.jobSandbox(jobId)).pid }),
@@ -175,10 +184,33 @@ export class DockerRuntime implements RankRuntime {
   async unavailable(): Promise<string | null> {
     try {
       await this.docker.ping();
-      return null;
     } catch (e) {
       return `the Docker engine does not answer: ${messageOf(e)}`;
     }
+    if (this.options.ociRuntime !== 'runsc') return null;
+    try {
+      const info = (await this.docker.info()) as { Runtimes?: Record<string, unknown> };
+      const runtimes = Object.keys(info.Runtimes ?? {});
+      return runtimes.includes('runsc')
+        ? null
+        : `policy sandbox.runtime is runsc, but the Docker daemon has no runtime runsc (it has ${runtimes.join(', ')}); ` +
+            'install gVisor and register it in /etc/docker/daemon.json (deploy/images/ensure-docker.sh does both)';
+    } catch (e) {
+      return `the Docker engine does not answer: ${messageOf(e)}`;
+    }
+  }
+
+  /** The daemon's user remapping (`userns-remap`), read once; null when it remaps nothing. */
+  private remap(): Promise<UidRemap | null> {
+    if (this.uidRemap === undefined) {
+      const remap = this.docker.info().then((info: RemapInfo) => readUidRemap(info));
+      this.uidRemap = remap;
+      // A failed read is not remembered: the next rank asks the daemon again.
+      remap.catch(() => {
+        if (this.uidRemap === remap) this.uidRemap = undefined;
+      });
+    }
+    return this.uidRemap;
   }
 
   /**
@@ -255,6 +287,7 @@ export class DockerRuntime implements RankRuntime {
 
   async start(launch: RankLaunch): Promise<DockerRunningRank> {
     if (launch.image === null) throw new RankStartError('image: the docker runtime needs an image', 'image');
+    refuseGpusOnRunsc(this.options.ociRuntime ?? 'runc', this.options.simulatedGpus === true, launch);
     if (launch.gpuVendor === 'nvidia' && launch.gpuUuids.length > 0 && this.options.simulatedGpus !== true) {
       this.gpuSupport ??= probeContainerGpuSupport(this.docker);
       const support = await this.gpuSupport;
@@ -299,11 +332,23 @@ export class DockerRuntime implements RankRuntime {
       limits: this.options.limits,
       amd: this.options.amd ?? NO_AMD_DEVICES,
       simulatedGpus: this.options.simulatedGpus === true,
+      ociRuntime: this.options.ociRuntime ?? 'runc',
     });
     // The workspace and the directories down to the working directory belong to the rank's user
-    // (the agent created them as the edge's, 0700). Not recursive: files of earlier attempts are the
-    // rank's already, and a link planted there must not make the edge chown anything else.
+    // (the agent created them as the edge's, 0700) — as the host sees that user: under userns-remap
+    // 65532 in the container is the remapped root's uid + 65532 on the host. Not recursive: files of
+    // earlier attempts are the rank's already, and a link planted there must not make the edge chown
+    // anything else.
     if (process.getuid?.() === 0) {
+      let owner: { uid: number; gid: number };
+      try {
+        owner = hostIds(await this.remap(), SANDBOX_UID, SANDBOX_UID);
+      } catch (e) {
+        throw new RankStartError(
+          `workspace: cannot tell whom to give it: ${e instanceof Error ? e.message : String(e)}`,
+          'workspace',
+        );
+      }
       let dir = workspace;
       const below = resolved.workingDir
         .slice(workspace.length)
@@ -311,7 +356,7 @@ export class DockerRuntime implements RankRuntime {
         .filter((p) => p !== '');
       for (const part of ['', ...below]) {
         dir = part === '' ? dir : `${dir}/${part}`;
-        await lchown(dir, SANDBOX_UID, SANDBOX_UID).catch(() => undefined);
+        await lchown(dir, owner.uid, owner.gid).catch(() => undefined);
       }
     }
     let container: Docker.Container;
