@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RankLaunch } from '../src/app/rank-runtime.port';
 import { SANDBOX_UID } from '../src/infra/runtime/docker-sandbox';
 import { DockerRuntime } from '../src/infra/runtime/docker.runtime';
+import { probeDockerIsolation } from '../src/infra/runtime/isolation';
 import { readUidRemap, remapsUsers } from '../src/infra/runtime/userns-remap';
 
 /*
@@ -144,6 +145,12 @@ describe.skipIf(!docker || !root || !hasUnshare)(
       expect(remap!.uid).toBeGreaterThan(0);
       // The main daemon of this host does not remap: the contrast below is real.
       expect(remapsUsers(await main.info())).toBe(false);
+      // What the edge reports of each engine (ADR 0072).
+      expect(await probeDockerIsolation(remapped, null)).toMatchObject({
+        level: 'container-userns',
+        userNamespaces: true,
+      });
+      expect((await probeDockerIsolation(main, null)).level).toMatch(/^(container|gvisor)$/);
     });
 
     it('a process that is root in the container is an unprivileged uid on the host', async () => {

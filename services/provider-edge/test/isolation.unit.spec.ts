@@ -8,6 +8,8 @@ import {
   probeDockerIsolation,
   processIsolation,
 } from '../src/infra/runtime/isolation';
+import { dockerIsolationFor, ociRuntimeFor } from '../src/infra/runtime/docker-wiring';
+import { parsePolicy, POLICY_TEMPLATE } from '../src/domain/policy/policy';
 import { fixture } from './support/fixtures';
 
 /* Recorded `GET /info` of Docker 20.10 on Debian 12 (test/fixtures/README.md). */
@@ -166,5 +168,35 @@ describe('isolationOfRuntimes: an edge told nothing else', () => {
     expect(noRanksIsolation()).toMatchObject({ level: 'host-process', runtime: 'none' });
     expect(EdgeIsolationSchema.parse(noRanksIsolation())).toEqual(noRanksIsolation());
     expect(EdgeIsolationSchema.parse(processIsolation())).toEqual(processIsolation());
+  });
+});
+
+describe('dockerIsolationFor: the reported level follows policy sandbox.runtime', () => {
+  const policyWith = (runtime: string) => {
+    const parsed = parsePolicy(POLICY_TEMPLATE.replace(/^ {2}runtime: runc$/m, `  runtime: ${runtime}`));
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+    return parsed.policy;
+  };
+  /* Not recorded: the runc recording with runsc registered as ensure-docker.sh registers it. */
+  const WITH_RUNSC: DockerInfo = {
+    ...RUNC,
+    Runtimes: { ...RUNC.Runtimes, runsc: { path: '/usr/bin/runsc' } },
+  };
+  const engine = { info: () => Promise.resolve(WITH_RUNSC) };
+
+  it('names runsc for runsc and no runtime (the engine default) for runc', () => {
+    expect(ociRuntimeFor(policyWith('runsc'))).toBe('runsc');
+    expect(ociRuntimeFor(policyWith('runc'))).toBeNull();
+  });
+
+  it('reports gvisor under sandbox.runtime runsc and container under runc, on the same engine', async () => {
+    expect(await dockerIsolationFor(policyWith('runsc'), engine)).toMatchObject({
+      level: 'gvisor',
+      ociRuntime: 'runsc',
+    });
+    expect(await dockerIsolationFor(policyWith('runc'), engine)).toMatchObject({
+      level: 'container',
+      ociRuntime: 'runc',
+    });
   });
 });

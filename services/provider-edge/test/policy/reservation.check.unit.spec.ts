@@ -317,6 +317,25 @@ describe('checkReservation: isolation', () => {
   });
 });
 
+describe('checkReservation: a gVisor edge and GPUs', () => {
+  const real = { ...snapshot([], isolated('gvisor')), inventory: { ...inventory, simulated: false } };
+
+  it('declines real GPUs on gVisor, each by its field, saying CPU jobs only', () => {
+    const d = checkReservation(real, request(), TUE_22_BERLIN);
+    expect(d.outcome === 'declined' && d.reasons.map((r) => [r.code, r.field])).toEqual([
+      ['GPU_NOT_SHARED', 'gpuUuids[0]'],
+      ['GPU_NOT_SHARED', 'gpuUuids[1]'],
+    ]);
+    expect(d.outcome === 'declined' && d.reasons[0]?.message).toMatch(/gVisor \(runsc\).*CPU jobs only/);
+  });
+
+  it('accepts a CPU-only reservation on gVisor, and real GPUs on runc', () => {
+    expect(checkReservation(real, request({ gpuUuids: [] }), TUE_22_BERLIN).outcome).toBe('accepted');
+    const runc = { ...real, host: { ...real.host, isolation: isolated('container') } };
+    expect(checkReservation(runc, request(), TUE_22_BERLIN).outcome).toBe('accepted');
+  });
+});
+
 describe('availableUntil', () => {
   const windows = policy.availability;
   it.each([

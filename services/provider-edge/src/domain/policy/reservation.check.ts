@@ -96,6 +96,8 @@ export const checkReservation = (
   // GPUs
   const shared = new Set(snapshot.sharedUuids);
   const busy = new Map(others.flatMap((r) => r.gpuUuids.map((u) => [u, r.jobId] as const)));
+  // Debian's runsc has no nvproxy: a gVisor edge runs ranks with simulated GPUs, never real ones.
+  const gvisorWithoutGpus = snapshot.host.isolation?.level === 'gvisor' && !inventory.simulated;
   const gpus = candidate.gpuUuids.flatMap((uuid) => {
     const field = `gpuUuids[${request.gpuUuids.indexOf(uuid)}]`;
     const gpu = inventory.gpus.find((g) => g.uuid === uuid);
@@ -107,6 +109,12 @@ export const checkReservation = (
       decline(
         'GPU_NOT_SHARED',
         `the provider does not share GPU ${gpu.vendor}:${gpu.index} (${uuid})`,
+        field,
+      );
+    else if (gvisorWithoutGpus)
+      decline(
+        'GPU_NOT_SHARED',
+        `this edge runs rank containers on gVisor (runsc), which cannot give a container GPU ${gpu.vendor}:${gpu.index}: CPU jobs only (policy sandbox.runtime: runc shares GPUs)`,
         field,
       );
     else if (busy.has(uuid)) decline('GPU_BUSY', `GPU ${uuid} is reserved for job ${busy.get(uuid)}`, field);

@@ -18,11 +18,7 @@ export interface DockerRuntimeContext {
   readonly edgeId: string;
   readonly policy: Pick<
     Policy,
-    | 'images'
-    | 'reserveCpuMillicores'
-    | 'reserveMemoryBytes'
-    | 'workspaceBytesPerRank'
-    | 'sandboxRuntime'
+    'images' | 'reserveCpuMillicores' | 'reserveMemoryBytes' | 'workspaceBytesPerRank' | 'sandboxRuntime'
   >;
   readonly host: Pick<Host, 'cpu' | 'memoryBytes'>;
   readonly inventory: { readonly gpus: readonly InventoryGpu[]; readonly simulated: boolean };
@@ -74,10 +70,12 @@ export const createDockerRuntime = async (
 
 /**
  * The OCI runtime the docker runtime creates rank containers with (`HostConfig.Runtime`) under this
- * policy; null: it names none, so the engine's `DefaultRuntime` runs them. The policy's sandbox
- * runtime, once it has one, is read here so that the reported isolation follows it.
+ * policy: `runsc` when `sandbox.runtime` says so; null for `runc`, where the runtime names none and
+ * the engine's `DefaultRuntime` runs them (a host whose default is `nvidia` keeps it). The reported
+ * isolation follows it.
  */
-export const ociRuntimeFor = (_policy: Policy): string | null => null;
+export const ociRuntimeFor = (policy: Pick<Policy, 'sandboxRuntime'>): string | null =>
+  policy.sandboxRuntime === 'runsc' ? 'runsc' : null;
 
 /**
  * The isolation of the docker runtime under this policy, from the engine's own `docker info`
