@@ -218,6 +218,36 @@ describe('CandidateIndex', () => {
     expect(i.view(edge)).toBeNull();
   });
 
+  it('carries each edge’s isolation: the level in candidates (objects and bytes alike), the level and its detail in the view', () => {
+    const i = new CandidateIndex();
+    const hostProcess = 'U'.padEnd(56, 'H');
+    const gvisor = 'U'.padEnd(56, 'G');
+    i.replaceAll([
+      provider(hostProcess, {
+        isolation: 'host-process',
+        isolationDetail: 'the edge reported no isolation (an older edge): taken as host processes',
+      }),
+      provider(gvisor, { isolation: 'gvisor', isolationDetail: 'Docker 26.1.5 with runsc (gVisor)' }),
+    ]);
+    const r = request('{ count: 1 }');
+    const page = i.query(r, 0, 1 << 20);
+    expect(page.items.map((c) => [c.providerId, c.isolation])).toEqual([
+      [gvisor, 'gvisor'],
+      [hostProcess, 'host-process'],
+    ]);
+    // A candidate carries the level only (the contract's shape); the bytes sent say the same.
+    expect(page.items.every((c) => !('isolationDetail' in c))).toBe(true);
+    expect(JSON.parse(new TextDecoder().decode(i.queryJson(r, 0, 1 << 20)))).toEqual(page);
+    expect(i.view(hostProcess)).toMatchObject({
+      isolation: 'host-process',
+      isolationDetail: 'the edge reported no isolation (an older edge): taken as host processes',
+    });
+    expect(i.view(gvisor)).toMatchObject({
+      isolation: 'gvisor',
+      isolationDetail: 'Docker 26.1.5 with runsc (gVisor)',
+    });
+  });
+
   it('answers within the FindCandidates response contract (discovery sends its pages unchecked)', () => {
     const random = seededRandom('candidate-index-contract');
     const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
@@ -229,6 +259,7 @@ describe('CandidateIndex', () => {
         provider(edgeId(), {
           status: random.pick(['online', 'online', 'offline'] as const),
           simulated: random.next() < 0.3,
+          isolation: random.pick(['host-process', 'container', 'container-userns', 'gvisor'] as const),
           location: random.pick([
             { continent: 'EU', country: 'DE', city: 'Berlin' },
             { continent: null, country: null, city: null },

@@ -138,6 +138,34 @@ describe('provider decider', () => {
       .then([]);
   });
 
+  it('records an edge that now runs ranks with another isolation as an inventory change', () => {
+    const sandboxed: Host = {
+      ...host,
+      isolation: {
+        level: 'container-userns',
+        runtime: 'docker',
+        ociRuntime: 'runc',
+        userNamespaces: true,
+        detail: 'Docker 26.1.5 with runc: container root is an unprivileged host uid (userns-remap)',
+      },
+    };
+    given(providerDecider, [registered(1), online()])
+      .when({
+        type: 'ReportInventory',
+        providerId: ID,
+        sequence: 2,
+        at: T1,
+        host: sandboxed,
+        inventory: inventory(2),
+      })
+      .then([
+        {
+          type: 'provider.inventory-changed',
+          data: { providerId: ID, sequence: 2, at: T1, host: sandboxed, inventory: inventory(2) },
+        },
+      ]);
+  });
+
   it('applies policy and reservation reports that change something', () => {
     const newPolicy = { ...policy, maxGpusPerJob: 2 };
     given(providerDecider, [registered(1), online()])

@@ -31,6 +31,8 @@ export interface IndexedProvider extends Omit<CandidateProvider, 'gpus'> {
   /** The aggregate's version the row reflects: an older read never replaces a newer one. */
   readonly version: number;
   readonly status: 'online' | 'offline' | 'deregistered';
+  /** What the edge's `isolation` rests on (the provider view shows it; candidates carry the level). */
+  readonly isolationDetail: string;
   readonly images: readonly string[];
   readonly availability: {
     readonly timeZone: string;
@@ -223,6 +225,7 @@ export class CandidateIndex {
     return {
       ...provider,
       status: p.status,
+      isolationDetail: p.isolationDetail,
       gpus: p.gpus.map((g) => ({ ...toCandidateGpu(g), available: g.available })),
     };
   }
@@ -366,6 +369,7 @@ const candidateOf = (p: IndexedProvider, gpus: CandidateGpu[]): CandidateProvide
   providerId: p.providerId,
   name: p.name,
   simulated: p.simulated,
+  isolation: p.isolation,
   cpuArchitecture: p.cpuArchitecture,
   cpuMillicores: p.cpuMillicores,
   memoryBytes: p.memoryBytes,

@@ -1,4 +1,4 @@
-import type { AvailabilityWindow } from '@gpunet/contracts';
+import type { AvailabilityWindow, IsolationLevel } from '@gpunet/contracts';
 import type { Database } from '@gpunet/eventing';
 import type { IndexedGpu, IndexedProvider } from '../domain/candidate-index';
 
@@ -25,6 +25,8 @@ interface Row {
   status: IndexedProvider['status'];
   name: string;
   simulated: boolean;
+  isolation: IsolationLevel;
+  isolation_detail: string;
   cpu_architecture: string;
   cpu_millicores: number;
   memory_bytes: string;
@@ -50,7 +52,8 @@ export const loadIndexedProviders = async (
 ): Promise<{ providers: IndexedProvider[]; missing: string[] }> => {
   const s = db.schema;
   const rows = await db.query<Row>(
-    `SELECT p.provider_id, p.stream_version, p.status, p.name, p.simulated, p.cpu_architecture, p.cpu_millicores,
+    `SELECT p.provider_id, p.stream_version, p.status, p.name, p.simulated, p.isolation, p.isolation_detail,
+            p.cpu_architecture, p.cpu_millicores,
             p.memory_bytes, p.continent, p.country, p.city, p.subnets, p.images, p.max_gpus_per_job, p.max_job_ms,
             p.asset, p.availability,
             (SELECT json_agg(json_build_array(g.uuid, g.idx, g.vendor, g.model, g.model_words, g.vram_bytes, g.compute_cap,
@@ -92,6 +95,9 @@ const indexedRow =
     status: r.status,
     name: r.name,
     simulated: r.simulated,
+    isolation: r.isolation,
+    // A handful of distinct lines across every edge: one string each.
+    isolationDetail: share('isolation', r.isolation_detail, () => r.isolation_detail),
     cpuArchitecture: r.cpu_architecture,
     cpuMillicores: r.cpu_millicores,
     memoryBytes: Number(r.memory_bytes),

@@ -1,3 +1,4 @@
+import { UNREPORTED_ISOLATION } from '@gpunet/contracts';
 import { migrationSchemaOf } from '@gpunet/eventing';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
@@ -73,4 +74,38 @@ export class DiscoveryProjection1764460000000 implements MigrationInterface {
   }
 }
 
-export const discoveryMigrations = [DiscoveryProjection1764460000000];
+/**
+ * The isolation each edge runs ranks with (ADR 0072), as columns the candidate rows read: the
+ * level and the line saying what it rests on, from the host's `isolation` (the reported `host`
+ * keeps it too). Rows of edges that reported none take `UNREPORTED_ISOLATION`: host processes.
+ */
+export class DiscoveryProviderIsolation1796400000000 implements MigrationInterface {
+  readonly name = 'DiscoveryProviderIsolation1796400000000';
+
+  async up(runner: QueryRunner): Promise<void> {
+    const s = migrationSchemaOf(runner);
+    await runner.query(`
+      ALTER TABLE "${s}".providers
+        ADD COLUMN isolation        text CHECK (isolation IN ('host-process', 'container', 'container-userns', 'gvisor')),
+        ADD COLUMN isolation_detail text`);
+    await runner.query(
+      `UPDATE "${s}".providers SET isolation = coalesce(host->'isolation'->>'level', $1),
+         isolation_detail = coalesce(host->'isolation'->>'detail', $2)`,
+      [UNREPORTED_ISOLATION.level, UNREPORTED_ISOLATION.detail],
+    );
+    await runner.query(`
+      ALTER TABLE "${s}".providers
+        ALTER COLUMN isolation SET NOT NULL,
+        ALTER COLUMN isolation_detail SET NOT NULL`);
+  }
+
+  async down(runner: QueryRunner): Promise<void> {
+    const s = migrationSchemaOf(runner);
+    await runner.query(`ALTER TABLE "${s}".providers DROP COLUMN isolation_detail, DROP COLUMN isolation`);
+  }
+}
+
+export const discoveryMigrations = [
+  DiscoveryProjection1764460000000,
+  DiscoveryProviderIsolation1796400000000,
+];

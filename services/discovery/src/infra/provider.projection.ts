@@ -1,6 +1,7 @@
 import type { EdgeReservation, Inventory, PolicySummary } from '@gpunet/contracts';
 import type { Tx } from '@gpunet/eventing';
 import { gpuRows } from '../domain/gpu-rows';
+import { reportedIsolation } from '../domain/host-isolation';
 import type { ProviderEvent } from '../domain/provider.decider';
 
 interface ProviderRow {
@@ -39,11 +40,14 @@ export const projectProviderEvents = async (
     switch (event.type) {
       case 'provider.registered': {
         const d = event.data;
+        const isolation = reportedIsolation(d.host);
         await tx.query(
           `INSERT INTO "${s}".providers (provider_id, public_key, name, agent_version, status, simulated, registered_at,
              status_changed_at, last_seen_at, cpu_architecture, cpu_millicores, memory_bytes, max_gpus_per_job, max_job_ms,
-             images, subnets, asset, continent, country, city, availability, host, inventory, policy, reservations, stream_version)
-           VALUES ($1, $2, $3, $4, 'offline', $5, $6, $6, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, '[]', $22)
+             images, subnets, asset, continent, country, city, availability, host, inventory, policy, reservations, stream_version,
+             isolation, isolation_detail)
+           VALUES ($1, $2, $3, $4, 'offline', $5, $6, $6, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, '[]', $22,
+             $23, $24)
            ON CONFLICT (provider_id) DO UPDATE SET public_key = EXCLUDED.public_key, name = EXCLUDED.name,
              agent_version = EXCLUDED.agent_version, status = 'offline', simulated = EXCLUDED.simulated,
              registered_at = EXCLUDED.registered_at, status_changed_at = EXCLUDED.status_changed_at,
@@ -52,7 +56,8 @@ export const projectProviderEvents = async (
              max_gpus_per_job = EXCLUDED.max_gpus_per_job, max_job_ms = EXCLUDED.max_job_ms, images = EXCLUDED.images,
              subnets = EXCLUDED.subnets, asset = EXCLUDED.asset, continent = EXCLUDED.continent, country = EXCLUDED.country,
              city = EXCLUDED.city, availability = EXCLUDED.availability, host = EXCLUDED.host, inventory = EXCLUDED.inventory,
-             policy = EXCLUDED.policy, reservations = '[]', stream_version = EXCLUDED.stream_version`,
+             policy = EXCLUDED.policy, reservations = '[]', stream_version = EXCLUDED.stream_version,
+             isolation = EXCLUDED.isolation, isolation_detail = EXCLUDED.isolation_detail`,
           [
             id,
             d.publicKey,
@@ -66,14 +71,18 @@ export const projectProviderEvents = async (
             JSON.stringify(d.inventory),
             JSON.stringify(d.policy),
             streamVersion,
+            isolation.level,
+            isolation.detail,
           ],
         );
         dirty.add(id);
         break;
       }
-      case 'provider.inventory-changed':
+      case 'provider.inventory-changed': {
+        const isolation = reportedIsolation(event.data.host);
         await tx.query(
-          `UPDATE "${s}".providers SET host = $2, inventory = $3, simulated = $4, cpu_architecture = $5, stream_version = $6
+          `UPDATE "${s}".providers SET host = $2, inventory = $3, simulated = $4, cpu_architecture = $5, stream_version = $6,
+             isolation = $7, isolation_detail = $8
            WHERE provider_id = $1`,
           [
             id,
@@ -82,10 +91,13 @@ export const projectProviderEvents = async (
             event.data.inventory.simulated,
             event.data.host.cpu.architecture,
             streamVersion,
+            isolation.level,
+            isolation.detail,
           ],
         );
         dirty.add(id);
         break;
+      }
       case 'provider.policy-changed':
         await tx.query(
           `UPDATE "${s}".providers SET cpu_millicores = $2, memory_bytes = $3, max_gpus_per_job = $4, max_job_ms = $5,

@@ -28,6 +28,8 @@ export const provider = (id: string, over: Partial<IndexedProvider> = {}): Index
   status: 'online',
   name: id,
   simulated: false,
+  isolation: 'container',
+  isolationDetail: 'Docker containers (runc): container root is host root',
   cpuArchitecture: 'amd64',
   cpuMillicores: 64_000,
   memoryBytes: 512 * 1024 ** 3,
