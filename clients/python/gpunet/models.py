@@ -495,6 +495,8 @@ class ProviderListItemsItem(TypedDict):
     providerId: str
     name: str
     simulated: bool
+    #: how the edge runs ranks, weakest first: host-process, container, container-userns, gvisor (its detail: GET /v1/providers/{providerId}); a job goes only to edges at or above its subnet’s `trust.minimumIsolation`
+    isolation: Literal['host-process', 'container', 'container-userns', 'gvisor']
     subnets: list[str]
     asset: str
     gpus: list[ProviderListItemsItemGpusItem]
@@ -576,6 +578,10 @@ class Provider(TypedDict):
     #: Declared, not detected, hardware: a simulated edge. Every GPU of it says so too.
     simulated: bool
     status: Literal['online', 'offline']
+    #: how the edge runs ranks, weakest first: host-process, container, container-userns, gvisor, as the edge checked and reported it (host-process when it reported none); a job goes only to edges at or above its subnet’s `trust.minimumIsolation`
+    isolation: Literal['host-process', 'container', 'container-userns', 'gvisor']
+    #: what the level rests on (the OCI runtime, user namespaces), or that the edge reported none
+    isolationDetail: str
     subnets: list[str]
     asset: str
     maxGpusPerJob: int
@@ -609,6 +615,7 @@ class SubnetEconomicsParametersTrust(TypedDict):
     simulatedGpus: Literal['allowed', 'refused']
     verifiedGpus: Literal['required', 'optional']
     spotChecksPerGpuHour: float
+    minimumIsolation: Literal['host-process', 'container', 'container-userns', 'gvisor']
 
 
 class SubnetEconomicsParametersSlashingPolicy(TypedDict):

@@ -294,6 +294,7 @@ describe('gpunet job / providers / subnet / account (fake gateway)', () => {
             providerId: 'U'.padEnd(56, 'A'),
             name: 'rack-1',
             simulated: true,
+            isolation: 'host-process',
             subnets: ['demo'],
             asset: 'NTX',
             gpus: [
@@ -319,6 +320,7 @@ describe('gpunet job / providers / subnet / account (fake gateway)', () => {
             providerId: 'U'.padEnd(56, 'L'),
             name: 'fast-claims',
             simulated: false,
+            isolation: 'container',
             subnets: ['demo'],
             asset: 'NTX',
             gpus: [
@@ -349,10 +351,14 @@ describe('gpunet job / providers / subnet / account (fake gateway)', () => {
       { fetch: g.fetch },
     );
     expect(r.code).toBe(0);
-    expect(r.stdout.split('\n')[0]).toMatch(/^PROVIDER +NAME +FREE GPUS +VERIFIED +PRICE FLOOR/);
-    expect(r.stdout).toMatch(/rack-1 \(simulated\) {2}2× H100 80GiB {2}simulated {2,}≥ 1\.5 NTX/);
+    expect(r.stdout.split('\n')[0]).toMatch(/^PROVIDER +NAME +FREE GPUS +VERIFIED +ISOLATION +PRICE FLOOR/);
+    expect(r.stdout).toMatch(
+      /rack-1 \(simulated\) {2}2× H100 80GiB {2}simulated {2,}host-process {2}≥ 1\.5 NTX/,
+    );
     // The liar's two "H100"s are listed free, and say they are not verified, and where to see why.
-    expect(r.stdout).toContain('fast-claims         2× H100 80GiB  0/2 verified, 2 unverified  ≥ 1 NTX');
+    expect(r.stdout).toContain(
+      'fast-claims         2× H100 80GiB  0/2 verified, 2 unverified  container     ≥ 1 NTX',
+    );
     expect(r.stdout).toContain('a GPU failed its challenge: gpunet providers show <provider> says why');
     expect(Object.fromEntries(g.requests[0]!.url.searchParams)).toEqual({
       model: 'H100',
@@ -408,6 +414,9 @@ describe('gpunet job / providers / subnet / account (fake gateway)', () => {
       name: 'fast-claims',
       simulated: false,
       status: 'online',
+      isolation: 'container',
+      isolationDetail:
+        'Docker 26.1.5 with runc: container root is host root (userns-remap or rootless Docker would map it to an unprivileged uid)',
       subnets: ['public'],
       asset: 'USDC',
       maxGpusPerJob: 8,
@@ -445,7 +454,7 @@ describe('gpunet job / providers / subnet / account (fake gateway)', () => {
     expect(r.stdout.split('\n').slice(0, 3)).toEqual([
       `provider ${LIAR}`,
       '  name fast-claims, online, subnets public',
-      '  reliability 0.42: 3 verified, 1 failed, 1 mismatched',
+      '  isolation container: Docker 26.1.5 with runc: container root is host root (userns-remap or rootless Docker would map it to an unprivileged uid)',
     ]);
     expect(r.stdout).toContain('  GPU 0 unverified: late: committed after 4100 ms\n');
     expect(r.stdout).toMatch(

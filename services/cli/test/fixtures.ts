@@ -169,7 +169,12 @@ export const subnetFixture = (
     slashing: { 'host-lost': 1000 },
     unbondingSeconds: 3600,
     membership: { mode: 'open' },
-    trust: { simulatedGpus: 'refused', verifiedGpus: 'required', spotChecksPerGpuHour: 1 },
+    trust: {
+      simulatedGpus: 'refused',
+      verifiedGpus: 'required',
+      spotChecksPerGpuHour: 1,
+      minimumIsolation: 'container',
+    },
     slashingPolicy: { appealSeconds: 3600, destination: 'treasury', jailSeconds: 86400 },
     governance: {
       mode: 'stake-vote',

@@ -359,6 +359,7 @@ describe('gpunet against a real gateway', () => {
                   providerId,
                   name: 'fast-claims',
                   simulated: false,
+                  isolation: 'container' as const,
                   cpuArchitecture: 'amd64',
                   cpuMillicores: 16_000,
                   memoryBytes: 64 * 2 ** 30,
@@ -368,6 +369,7 @@ describe('gpunet against a real gateway', () => {
                   maxJobDurationMs: null,
                   asset: 'NTX',
                   status: 'online' as const,
+                  isolationDetail: 'Docker containers (runc): container root is host root',
                   gpus: [gpu],
                 }
               : null,

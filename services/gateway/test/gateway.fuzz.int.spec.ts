@@ -144,6 +144,7 @@ describe('gateway fuzzing from its OpenAPI document (NATS + Postgres)', () => {
                 providerId: 'U'.padEnd(56, 'F'),
                 name: 'fuzz-edge',
                 simulated: false,
+                isolation: 'container' as const,
                 cpuArchitecture: 'amd64',
                 cpuMillicores: 8_000,
                 memoryBytes: 2 ** 34,

@@ -49,6 +49,8 @@ const view = (providerId: string, name: string, simulated: boolean): ProviderVie
   providerId,
   name,
   simulated,
+  // The simulated edge runs host processes, as a development edge does.
+  isolation: simulated ? 'host-process' : 'container',
   cpuArchitecture: 'amd64',
   cpuMillicores: 64_000,
   memoryBytes: 512 * 2 ** 30,
@@ -58,6 +60,9 @@ const view = (providerId: string, name: string, simulated: boolean): ProviderVie
   maxJobDurationMs: null,
   asset: 'USDC',
   status: 'online',
+  isolationDetail: simulated
+    ? 'host processes (--unsafe-allow-host-processes)'
+    : 'Docker containers (runc): container root is host root',
   gpus: [gpu(0), gpu(1, false)],
 });
 
@@ -196,6 +201,8 @@ describe('GET /v1/providers/{providerId} (real gateway and NATS; discovery and b
       name: 'fast-claims',
       simulated: false,
       status: 'online',
+      isolation: 'container',
+      isolationDetail: 'Docker containers (runc): container root is host root',
       reliability: { score: 0.42, mismatches: 1, failedRuns: 1 },
       gpus: [
         {
@@ -217,13 +224,17 @@ describe('GET /v1/providers/{providerId} (real gateway and NATS; discovery and b
     expect(body['challenges']).toEqual(liarTrust.challenges);
   });
 
-  it('labels a simulated provider and every one of its GPUs, with or without a trust record', async () => {
+  it('labels a simulated provider and every one of its GPUs, with or without a trust record, and shows its isolation', async () => {
     await serve(discovery(), benchmarking());
     const body = (await (await get(SIM)).json()) as {
       simulated: boolean;
       gpus: { uuid: string; simulated: boolean; verification: { status: string; since: string | null } }[];
     };
     expect(body.simulated).toBe(true);
+    expect(body).toMatchObject({
+      isolation: 'host-process',
+      isolationDetail: 'host processes (--unsafe-allow-host-processes)',
+    });
     // GPU-0 has benchmarking's record; GPU-1 none: a simulated edge's GPU is simulated all the same.
     expect(body.gpus.map((g) => [g.uuid, g.simulated, g.verification.status, g.verification.since])).toEqual([
       ['GPU-0', true, 'simulated', '2030-01-01T00:00:00.000Z'],
@@ -313,7 +324,7 @@ describe('GET /v1/providers/{providerId} (real gateway and NATS; discovery and b
 
 /** What discovery lists of a provider: its free GPUs (GPU-1 of each is taken). */
 const candidate = (providerId: string, name: string, simulated: boolean): CandidateProvider => {
-  const { status: _status, gpus, ...rest } = view(providerId, name, simulated);
+  const { status: _status, isolationDetail: _detail, gpus, ...rest } = view(providerId, name, simulated);
   return { ...rest, gpus: gpus.filter((g) => g.available).map(({ available: _a, ...g }) => g) };
 };
 
@@ -408,6 +419,12 @@ describe('GET /v1/providers (real gateway and NATS; discovery and benchmarking a
         [SIM, true],
       ],
     );
+    // Each with the isolation its edge runs ranks with, as discovery has it.
+    expect(body.items.map((p) => [p.providerId, (p as unknown as { isolation: string }).isolation])).toEqual([
+      [HONEST, 'container'],
+      [LIAR, 'container'],
+      [SIM, 'host-process'],
+    ]);
     expect(body.nextCursor).toBe('next-page');
     expect(asked).toEqual([[HONEST, LIAR, SIM]]);
   });

@@ -123,6 +123,7 @@ export class MarketService {
           providerId: p.providerId,
           name: p.name,
           simulated,
+          isolation: p.isolation,
           subnets: p.subnets,
           asset: p.asset,
           gpus: p.gpus.map((g) => {
@@ -166,6 +167,8 @@ export class MarketService {
       name: p.name,
       simulated,
       status: p.status,
+      isolation: p.isolation,
+      isolationDetail: p.isolationDetail,
       subnets: p.subnets,
       asset: p.asset,
       maxGpusPerJob: p.maxGpusPerJob,

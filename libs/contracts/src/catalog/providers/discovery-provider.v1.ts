@@ -6,6 +6,8 @@ import { CandidateGpuSchema, CandidateProviderSchema } from './discovery-candida
 /** A provider as discovery knows it: every GPU, offered or not, and whether it is online. */
 export const ProviderViewSchema = CandidateProviderSchema.omit({ gpus: true }).extend({
   status: z.enum(['online', 'offline']),
+  /** What the edge said its `isolation` rests on, or that it reported none (ADR 0072). */
+  isolationDetail: z.string(),
   gpus: z.array(
     CandidateGpuSchema.extend({
       /** Offered now: the provider is online and the GPU is shared, whole and unreserved. */

@@ -725,7 +725,8 @@ export interface components {
          * @default {
          *       "simulatedGpus": "refused",
          *       "verifiedGpus": "required",
-         *       "spotChecksPerGpuHour": 1
+         *       "spotChecksPerGpuHour": 1,
+         *       "minimumIsolation": "container"
          *     }
          */
         readonly trust?: {
@@ -741,6 +742,11 @@ export interface components {
           readonly verifiedGpus?: 'required' | 'optional';
           /** @default 1 */
           readonly spotChecksPerGpuHour?: number;
+          /**
+           * @default container
+           * @enum {string}
+           */
+          readonly minimumIsolation?: 'host-process' | 'container' | 'container-userns' | 'gvisor';
         };
         /**
          * @default {
@@ -827,7 +833,8 @@ export interface components {
                * @default {
                *       "simulatedGpus": "refused",
                *       "verifiedGpus": "required",
-               *       "spotChecksPerGpuHour": 1
+               *       "spotChecksPerGpuHour": 1,
+               *       "minimumIsolation": "container"
                *     }
                */
               readonly trust?: {
@@ -843,6 +850,11 @@ export interface components {
                 readonly verifiedGpus?: 'required' | 'optional';
                 /** @default 1 */
                 readonly spotChecksPerGpuHour?: number;
+                /**
+                 * @default container
+                 * @enum {string}
+                 */
+                readonly minimumIsolation?: 'host-process' | 'container' | 'container-userns' | 'gvisor';
               };
               /**
                * @default {
@@ -1563,6 +1575,13 @@ export interface components {
       readonly simulated: boolean;
       /** @enum {string} */
       readonly status: 'online' | 'offline';
+      /**
+       * @description how the edge runs ranks, weakest first: host-process, container, container-userns, gvisor, as the edge checked and reported it (host-process when it reported none); a job goes only to edges at or above its subnet’s `trust.minimumIsolation`
+       * @enum {string}
+       */
+      readonly isolation: 'host-process' | 'container' | 'container-userns' | 'gvisor';
+      /** @description what the level rests on (the OCI runtime, user namespaces), or that the edge reported none */
+      readonly isolationDetail: string;
       readonly subnets: readonly string[];
       readonly asset: string;
       readonly maxGpusPerJob: number;
@@ -1636,6 +1655,11 @@ export interface components {
         readonly providerId: string;
         readonly name: string;
         readonly simulated: boolean;
+        /**
+         * @description how the edge runs ranks, weakest first: host-process, container, container-userns, gvisor (its detail: GET /v1/providers/{providerId}); a job goes only to edges at or above its subnet’s `trust.minimumIsolation`
+         * @enum {string}
+         */
+        readonly isolation: 'host-process' | 'container' | 'container-userns' | 'gvisor';
         readonly subnets: readonly string[];
         readonly asset: string;
         readonly gpus: readonly {
@@ -1774,7 +1798,8 @@ export interface components {
          * @default {
          *       "simulatedGpus": "refused",
          *       "verifiedGpus": "required",
-         *       "spotChecksPerGpuHour": 1
+         *       "spotChecksPerGpuHour": 1,
+         *       "minimumIsolation": "container"
          *     }
          */
         readonly trust: {
@@ -1790,6 +1815,11 @@ export interface components {
           readonly verifiedGpus: 'required' | 'optional';
           /** @default 1 */
           readonly spotChecksPerGpuHour: number;
+          /**
+           * @default container
+           * @enum {string}
+           */
+          readonly minimumIsolation: 'host-process' | 'container' | 'container-userns' | 'gvisor';
         };
         /**
          * @default {
@@ -2072,7 +2102,8 @@ export interface components {
          * @default {
          *       "simulatedGpus": "refused",
          *       "verifiedGpus": "required",
-         *       "spotChecksPerGpuHour": 1
+         *       "spotChecksPerGpuHour": 1,
+         *       "minimumIsolation": "container"
          *     }
          */
         readonly trust?: {
@@ -2088,6 +2119,11 @@ export interface components {
           readonly verifiedGpus?: 'required' | 'optional';
           /** @default 1 */
           readonly spotChecksPerGpuHour?: number;
+          /**
+           * @default container
+           * @enum {string}
+           */
+          readonly minimumIsolation?: 'host-process' | 'container' | 'container-userns' | 'gvisor';
         };
         /**
          * @default {

@@ -307,12 +307,22 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
               ],
             },
             trust: {
-              default: { simulatedGpus: 'refused', verifiedGpus: 'required', spotChecksPerGpuHour: 1 },
+              default: {
+                simulatedGpus: 'refused',
+                verifiedGpus: 'required',
+                spotChecksPerGpuHour: 1,
+                minimumIsolation: 'container',
+              },
               type: 'object',
               properties: {
                 simulatedGpus: { default: 'refused', type: 'string', enum: ['allowed', 'refused'] },
                 verifiedGpus: { default: 'required', type: 'string', enum: ['required', 'optional'] },
                 spotChecksPerGpuHour: { default: 1, type: 'number', minimum: 0, maximum: 60 },
+                minimumIsolation: {
+                  default: 'container',
+                  type: 'string',
+                  enum: ['host-process', 'container', 'container-userns', 'gvisor'],
+                },
               },
               additionalProperties: false,
             },
@@ -473,12 +483,18 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
                         simulatedGpus: 'refused',
                         verifiedGpus: 'required',
                         spotChecksPerGpuHour: 1,
+                        minimumIsolation: 'container',
                       },
                       type: 'object',
                       properties: {
                         simulatedGpus: { default: 'refused', type: 'string', enum: ['allowed', 'refused'] },
                         verifiedGpus: { default: 'required', type: 'string', enum: ['required', 'optional'] },
                         spotChecksPerGpuHour: { default: 1, type: 'number', minimum: 0, maximum: 60 },
+                        minimumIsolation: {
+                          default: 'container',
+                          type: 'string',
+                          enum: ['host-process', 'container', 'container-userns', 'gvisor'],
+                        },
                       },
                       additionalProperties: false,
                     },
@@ -1894,6 +1910,17 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
           description: 'Declared, not detected, hardware: a simulated edge. Every GPU of it says so too.',
         },
         status: { type: 'string', enum: ['online', 'offline'] },
+        isolation: {
+          type: 'string',
+          enum: ['host-process', 'container', 'container-userns', 'gvisor'],
+          description:
+            'how the edge runs ranks, weakest first: host-process, container, container-userns, gvisor, as the edge checked and reported it (host-process when it reported none); a job goes only to edges at or above its subnet’s `trust.minimumIsolation`',
+        },
+        isolationDetail: {
+          type: 'string',
+          description:
+            'what the level rests on (the OCI runtime, user namespaces), or that the edge reported none',
+        },
         subnets: { type: 'array', items: { type: 'string' } },
         asset: { type: 'string' },
         maxGpusPerJob: { type: 'integer', minimum: -9007199254740991, maximum: 9007199254740991 },
@@ -2086,6 +2113,8 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
         'name',
         'simulated',
         'status',
+        'isolation',
+        'isolationDetail',
         'subnets',
         'asset',
         'maxGpusPerJob',
@@ -2108,6 +2137,12 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
               providerId: { type: 'string' },
               name: { type: 'string' },
               simulated: { type: 'boolean' },
+              isolation: {
+                type: 'string',
+                enum: ['host-process', 'container', 'container-userns', 'gvisor'],
+                description:
+                  'how the edge runs ranks, weakest first: host-process, container, container-userns, gvisor (its detail: GET /v1/providers/{providerId}); a job goes only to edges at or above its subnet’s `trust.minimumIsolation`',
+              },
               subnets: { type: 'array', items: { type: 'string' } },
               asset: { type: 'string' },
               gpus: {
@@ -2139,7 +2174,7 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
                 },
               },
             },
-            required: ['providerId', 'name', 'simulated', 'subnets', 'asset', 'gpus'],
+            required: ['providerId', 'name', 'simulated', 'isolation', 'subnets', 'asset', 'gpus'],
             additionalProperties: false,
           },
         },
@@ -2399,14 +2434,24 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
                   ],
                 },
                 trust: {
-                  default: { simulatedGpus: 'refused', verifiedGpus: 'required', spotChecksPerGpuHour: 1 },
+                  default: {
+                    simulatedGpus: 'refused',
+                    verifiedGpus: 'required',
+                    spotChecksPerGpuHour: 1,
+                    minimumIsolation: 'container',
+                  },
                   type: 'object',
                   properties: {
                     simulatedGpus: { default: 'refused', type: 'string', enum: ['allowed', 'refused'] },
                     verifiedGpus: { default: 'required', type: 'string', enum: ['required', 'optional'] },
                     spotChecksPerGpuHour: { default: 1, type: 'number', minimum: 0, maximum: 60 },
+                    minimumIsolation: {
+                      default: 'container',
+                      type: 'string',
+                      enum: ['host-process', 'container', 'container-userns', 'gvisor'],
+                    },
                   },
-                  required: ['simulatedGpus', 'verifiedGpus', 'spotChecksPerGpuHour'],
+                  required: ['simulatedGpus', 'verifiedGpus', 'spotChecksPerGpuHour', 'minimumIsolation'],
                   additionalProperties: false,
                 },
                 slashingPolicy: {
@@ -3078,12 +3123,22 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
               ],
             },
             trust: {
-              default: { simulatedGpus: 'refused', verifiedGpus: 'required', spotChecksPerGpuHour: 1 },
+              default: {
+                simulatedGpus: 'refused',
+                verifiedGpus: 'required',
+                spotChecksPerGpuHour: 1,
+                minimumIsolation: 'container',
+              },
               type: 'object',
               properties: {
                 simulatedGpus: { default: 'refused', type: 'string', enum: ['allowed', 'refused'] },
                 verifiedGpus: { default: 'required', type: 'string', enum: ['required', 'optional'] },
                 spotChecksPerGpuHour: { default: 1, type: 'number', minimum: 0, maximum: 60 },
+                minimumIsolation: {
+                  default: 'container',
+                  type: 'string',
+                  enum: ['host-process', 'container', 'container-userns', 'gvisor'],
+                },
               },
               additionalProperties: false,
             },

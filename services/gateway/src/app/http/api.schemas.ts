@@ -5,6 +5,7 @@ import {
   EdgeIdSchema,
   EntityIdSchema,
   GpuVerificationStatusSchema,
+  IsolationLevelSchema,
   LedgerLegSchema,
   MinorUnitsSchema,
   PlacementExplanationSchema,
@@ -215,6 +216,12 @@ export const ProviderListSchema = z
         providerId: z.string(),
         name: z.string(),
         simulated: z.boolean(),
+        isolation: IsolationLevelSchema.meta({
+          description:
+            'how the edge runs ranks, weakest first: host-process, container, container-userns, gvisor (its ' +
+            'detail: GET /v1/providers/{providerId}); a job goes only to edges at or above its subnet’s ' +
+            '`trust.minimumIsolation`',
+        }),
         subnets: z.array(z.string()),
         asset: z.string(),
         gpus: z.array(
@@ -248,6 +255,16 @@ export const ProviderSchema = z
       description: 'Declared, not detected, hardware: a simulated edge. Every GPU of it says so too.',
     }),
     status: ProviderViewSchema.shape.status,
+    isolation: IsolationLevelSchema.meta({
+      description:
+        'how the edge runs ranks, weakest first: host-process, container, container-userns, gvisor, as the ' +
+        'edge checked and reported it (host-process when it reported none); a job goes only to edges at or ' +
+        'above its subnet’s `trust.minimumIsolation`',
+    }),
+    isolationDetail: z.string().meta({
+      description:
+        'what the level rests on (the OCI runtime, user namespaces), or that the edge reported none',
+    }),
     subnets: z.array(z.string()),
     asset: z.string(),
     maxGpusPerJob: z.int(),

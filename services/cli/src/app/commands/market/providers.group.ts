@@ -57,6 +57,7 @@ export const describeProvider = (p: ApiSchemas['Provider']): string => {
   );
   if (p.simulated)
     out.push('  simulated: its GPUs are declared, not detected, and are never challenged or verified');
+  out.push(`  isolation ${p.isolation}: ${printable(p.isolationDetail)}`);
   const r = p.reliability;
   out.push(
     r === null
@@ -134,6 +135,8 @@ export const providersCommands: CommandGroup = {
         'VERIFIED counts the free GPUs benchmarking has verified by challenge, and the rest by status:',
         "unverified (a challenge failed: 'gpunet providers show' says why), pending (not challenged yet),",
         "simulated (declared, never challenged; 'simulated' alone when every one is).",
+        'ISOLATION is how the edge runs ranks, weakest first: host-process, container, container-userns,',
+        "gvisor; a job goes only to edges at or above its subnet's trust.minimumIsolation.",
         '',
         'Options:',
         '  --vendor V        nvidia (default) or amd',
@@ -182,7 +185,7 @@ export const providersCommands: CommandGroup = {
         else
           io.out(
             table(
-              ['PROVIDER', 'NAME', 'FREE GPUS', 'VERIFIED', 'PRICE FLOOR/GPU-HOUR', 'SUBNETS'],
+              ['PROVIDER', 'NAME', 'FREE GPUS', 'VERIFIED', 'ISOLATION', 'PRICE FLOOR/GPU-HOUR', 'SUBNETS'],
               page.items.map((p) => {
                 const models = new Map<string, number>();
                 for (const g of p.gpus)
@@ -198,6 +201,7 @@ export const providersCommands: CommandGroup = {
                   `${p.name}${p.simulated ? ' (simulated)' : ''}`,
                   [...models].map(([m, c]) => `${c}× ${m}`).join(', '),
                   verifiedSummary(p.gpus),
+                  p.isolation,
                   floor === null ? '—' : `≥ ${money(floor, p.asset)}`,
                   p.subnets.join(','),
                 ];
@@ -220,7 +224,8 @@ export const providersCommands: CommandGroup = {
         'verified, unverified, simulated) and why, the reliability placement breaks ties with, and the',
         'latest challenges: when, why, which GPU, the outcome, the size and dtype, the time the commitment',
         "took against its deadline (the verifier's clock), the TFLOPS the deadline came from, the failure.",
-        'A simulated GPU says so on every line.',
+        'A simulated GPU says so on every line. The isolation line says how the edge runs ranks and what',
+        'that rests on, as the edge checked and reported it.',
         '',
         'Options:',
         "  --json            the gateway's document",
