@@ -564,6 +564,34 @@ describe('placement engine: the subnet’s standing and prices', () => {
     await w.emitted.waitFor((e) => e.type === 'job.placed', { timeoutMs: 5_000 });
   });
 
+  it('a job waits for edges isolated as its subnet requires, saying why; each reserve carries the minimum', async () => {
+    const clock = new FakeClock('2030-01-01T00:00:00Z');
+    const w = world({ [A]: 'accept', [B]: 'accept' }, 2, (e) => ({
+      ...candidate(e, 2),
+      isolation: e === A ? 'host-process' : 'container',
+    }));
+    const base = fundedJob({ gpus: 4 });
+    const job = {
+      ...base,
+      terms: { ...base.terms, trust: { ...base.terms.trust, minimumIsolation: 'container' as const } },
+    };
+    const engine = engineWith(w, clock, everyoneGood);
+    void engine.submit(job);
+    const queued = await w.emitted.waitFor((e) => e.type === 'job.queued' && e.data.reason !== null, {
+      timeoutMs: 2_000,
+    });
+    expect(queued.data.reason).toContain(
+      "2 by isolation (edge runs host-process; subnet 'public' requires container)",
+    );
+    expect(w.reserveCalls).toEqual([]);
+    void engine.submit({ ...job, jobId: 'job-2', tenantId: 'tenant-b', gpus: 2 });
+    const placed = await w.emitted.waitFor((e) => e.type === 'job.placed' && e.data.jobId === 'job-2', {
+      timeoutMs: 5_000,
+    });
+    expect(allocationsOf(placed)[0]!.nodes.map((n) => n.providerId)).toEqual([B]);
+    expect(w.reserveCalls.map((c) => [c.edge, c.request.minimumIsolation])).toEqual([[B, 'container']]);
+  });
+
   it('a fixed-price job asks each edge to accept its subnet’s price for the class, not the max price', async () => {
     const clock = new FakeClock('2030-01-01T00:00:00Z');
     const w = world({ [A]: 'accept', [B]: 'accept' });

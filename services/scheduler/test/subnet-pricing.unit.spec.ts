@@ -1,7 +1,12 @@
 import type { CandidateProvider, PlacedAllocation } from '@gpunet/contracts';
 import { createSnapshot, gangRequest, schedule } from '@gpunet/scheduling';
 import { describe, expect, it } from 'vitest';
-import { placedAllocations, snapshotInput, type FundedJob } from '../src/domain/placement-input';
+import {
+  isolationView,
+  placedAllocations,
+  snapshotInput,
+  type FundedJob,
+} from '../src/domain/placement-input';
 import { placementRegistry } from '../src/domain/placement-registry';
 import {
   asBids,
@@ -194,6 +199,7 @@ describe('subnet-pricing filter in the scheduler’s pipeline', () => {
             standings: new Map(candidates.map((c) => [c.providerId, standingRow('public', c.providerId)])),
             atMs: 0,
           },
+          isolation: isolationView(job, candidates),
           prices,
           pricing: 'auction',
         }),

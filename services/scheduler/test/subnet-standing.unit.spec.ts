@@ -1,7 +1,7 @@
 import type { CandidateProvider } from '@gpunet/contracts';
 import { createSnapshot, gangRequest, schedule } from '@gpunet/scheduling';
 import { describe, expect, it } from 'vitest';
-import { snapshotInput } from '../src/domain/placement-input';
+import { isolationView, snapshotInput } from '../src/domain/placement-input';
 import { edgeSubnetOf, termsPlan } from '../src/domain/placement-plan';
 import { placementRegistry } from '../src/domain/placement-registry';
 import { candidatePrices } from '../src/domain/subnet-pricing';
@@ -90,6 +90,7 @@ describe('subnet-standing filter: a job is offered only members in good standing
         seed: 1,
         registry: placementRegistry(offered, {
           standing: { subnetId: 'public', standings, atMs: NOW },
+          isolation: isolationView(job, candidates),
           prices: candidatePrices(job, candidates),
           pricing: 'fixed',
         }),
@@ -142,6 +143,7 @@ describe('subnet-standing filter: a job is offered only members in good standing
         seed: 1,
         registry: placementRegistry(new Map(), {
           standing: { subnetId: 'public', standings, atMs: NOW },
+          isolation: isolationView(job, only),
           prices: candidatePrices(job, only),
           pricing: 'fixed',
         }),

@@ -6,6 +6,7 @@ import {
   GpuVerificationChanged,
   type GpuVerificationStatus,
   type InputOf,
+  type IsolationLevel,
   JobCancelled,
   JobFunded,
   type JobPlaced,
@@ -42,9 +43,10 @@ const later = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();
 const ALLOWING: SubnetTrust = { ...DEFAULT_SUBNET_TRUST, simulatedGpus: 'allowed' };
 
 /**
- * The subnet's trust rules and benchmarking's trust in providers, enforced by placement on real
- * NATS and Postgres: `gpu.verification-changed`, `provider.challenged` and
- * `provider.reliability-changed` published on JetStream as benchmarking's outbox would, consumed
+ * The subnet's trust rules (simulated GPUs, verified GPUs, minimum isolation) and benchmarking's
+ * trust in providers, enforced by placement on real NATS and Postgres: `gpu.verification-changed`,
+ * `provider.challenged` and `provider.reliability-changed` published on JetStream as benchmarking's
+ * outbox would, consumed
  * into the scheduler's projection; discovery's candidate query and the edges' reservations
  * answered in the test (the stub honours `includeSimulated` as discovery does).
  */
@@ -60,17 +62,26 @@ describe('scheduler trust (NATS + Postgres)', () => {
   const offered = new Map<string, number>();
   /** Edges whose inventory is declared (simulated). */
   const simulated = new Set<string>();
+  /** Edges by the isolation they run ranks with (default `container`, the fixture's). */
+  const isolation = new Map<string, IsolationLevel>();
   const held = new Set<string>();
+  /** Every reservation the edges were asked for, by edge. */
+  const reserves: { edgeId: string; data: PayloadOf<typeof ReserveOnEdge> }[] = [];
   let seq = 0;
 
   /** An edge the tests answer for; a member in good standing of the jobs' subnet(s), as settlement would report it on joining. */
-  const addEdge = async (id: string, opts: { simulated?: boolean; gpus?: number } = {}) => {
+  const addEdge = async (
+    id: string,
+    opts: { simulated?: boolean; gpus?: number; isolation?: IsolationLevel } = {},
+  ) => {
     offered.set(id, opts.gpus ?? 2);
     if (opts.simulated === true) simulated.add(id);
+    if (opts.isolation !== undefined) isolation.set(id, opts.isolation);
     subscriptions.push(
       nats.nc.subscribe(ReserveOnEdge.subject({ edgeId: id }, nats.prefix), {
         callback: (_e: unknown, msg: Msg) => {
           const { data } = msg.json<{ data: PayloadOf<typeof ReserveOnEdge> }>();
+          reserves.push({ edgeId: id, data });
           for (const g of data.gpuUuids) held.add(g);
           msg.respond(
             JSON.stringify({ reservationId: data.reservationId, outcome: 'accepted', reasons: [] }),
@@ -218,7 +229,11 @@ describe('scheduler trust (NATS + Postgres)', () => {
         () => offered.entries(),
         (uuid) => held.has(uuid),
         events,
-        (id, n): CandidateProvider => ({ ...candidate(id, n), simulated: simulated.has(id) }),
+        (id, n): CandidateProvider => ({
+          ...candidate(id, n),
+          simulated: simulated.has(id),
+          ...(isolation.has(id) ? { isolation: isolation.get(id)! } : {}),
+        }),
       ),
     );
   });
@@ -298,6 +313,41 @@ describe('scheduler trust (NATS + Postgres)', () => {
     await verification(flip, 'verified', 'challenge-passed', 'chal-flip-3');
     expect(await providersOf('job-flip')).toEqual([flip]);
     retire(flip);
+  });
+
+  it('host processes never serve a subnet requiring containers (the job waits, saying why); a container edge does, and each reserve carries the minimum', async () => {
+    const [host, boxed] = [edgeId('W'), edgeId('X')];
+    await addEdge(host, { isolation: 'host-process' });
+    await verification(host, 'verified', 'challenge-passed', 'chal-host-1');
+    // The default trust: containers at least. Only the host-process edge's GPUs could serve it.
+    await submit('job-isolated', 2, DEFAULT_SUBNET_TRUST, 'live');
+    const reason = await waitsBecause('job-isolated', 'isolation');
+    expect(reason).toContain("2 by isolation (edge runs host-process; subnet 'live' requires container)");
+    const { explanation } = await eventing.client.ask(GetPlacementExplanation, { jobId: 'job-isolated' });
+    if (explanation?.outcome.kind !== 'failure') throw new Error('no failure explained');
+    expect(explanation.outcome.reasons).toContainEqual({
+      plugin: 'isolation',
+      reason: 'IsolationTooWeak',
+      message: "edge runs host-process; subnet 'live' requires container",
+      gpus: 2,
+    });
+    expect(reserves.filter((r) => r.edgeId === host)).toEqual([]);
+
+    // A verified edge that runs containers: the parked job lands there, asking for containers.
+    await addEdge(boxed, { isolation: 'container' });
+    await verification(boxed, 'verified', 'challenge-passed', 'chal-boxed-1');
+    expect(await providersOf('job-isolated')).toEqual([boxed]);
+    expect(
+      reserves.filter((r) => r.data.jobId === 'job-isolated').map((r) => [r.edgeId, r.data.minimumIsolation]),
+    ).toEqual([[boxed, 'container']]);
+
+    // A test subnet that allows host processes may use the host-process edge: its reserve says so.
+    await submit('job-host-ok', 2, { ...DEFAULT_SUBNET_TRUST, minimumIsolation: 'host-process' }, 'demo');
+    expect(await providersOf('job-host-ok')).toEqual([host]);
+    expect(
+      reserves.filter((r) => r.data.jobId === 'job-host-ok').map((r) => [r.edgeId, r.data.minimumIsolation]),
+    ).toEqual([[host, 'host-process']]);
+    retire(host, boxed);
   });
 
   it('reliability breaks the tie between otherwise equal providers, before the seeded tie-break', async () => {

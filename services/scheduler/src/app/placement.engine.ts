@@ -22,6 +22,7 @@ import {
 } from '../domain/job-placement.decider';
 import {
   type FundedJob,
+  isolationView,
   mergeCandidates,
   placedAllocations,
   rankCapacity,
@@ -539,6 +540,8 @@ export class PlacementEngine {
           // (a round recorded before prices were asked the job's max price).
           pricePerGpuHourMinor: round.prices?.[node.reservationId] ?? job.terms.maxPricePerGpuHour,
           holdUntil: round.holdUntil,
+          // The edge checks it too, and declines ISOLATION_TOO_WEAK below it.
+          minimumIsolation: job.terms.trust.minimumIsolation,
         };
         this.options.ports.reserve(node.providerId, request, cause, this.deadlineMs).then(
           (reply) =>
@@ -703,6 +706,7 @@ export class PlacementEngine {
       );
       const registry = placementRegistry(offered, {
         standing: { subnetId: job.subnetId, standings, atMs },
+        isolation: isolationView(job, candidates),
         prices,
         pricing,
       });

@@ -22,6 +22,7 @@ import {
   type SiteInput,
   type TrustRequirement,
 } from '@gpunet/scheduling';
+import type { IsolationView } from './isolation.filter';
 import {
   gpuTrustOf,
   type Measurements,
@@ -88,6 +89,16 @@ export const trustOf = (job: FundedJob): TrustRequirement => ({
   simulatedGpus: job.terms.trust.simulatedGpus,
   verifiedGpus: job.terms.trust.verifiedGpus,
   setBy: `subnet '${job.subnetId}'`,
+});
+
+/**
+ * The isolation rule of a round: the job's subnet's minimum as the job was funded under it, and the
+ * level discovery says each candidate's edge runs ranks with.
+ */
+export const isolationView = (job: FundedJob, candidates: readonly CandidateProvider[]): IsolationView => ({
+  minimum: job.terms.trust.minimumIsolation,
+  setBy: `subnet '${job.subnetId}'`,
+  levels: new Map(candidates.map((c) => [c.providerId, c.isolation])),
 });
 
 /** The core's request for a funded job. */

@@ -12,13 +12,15 @@ export const edgeId = (letter: string): string => `U${letter.repeat(55)}`;
 
 /**
  * The trust of the subnet the fixtures' jobs run in: a test subnet (its asset settles no real
- * value) that allows simulated GPUs — `candidate` edges are simulated — and requires verified GPUs,
- * which governs only GPUs that are not simulated. Trust tests set their own (`DEFAULT_SUBNET_TRUST`).
+ * value) that allows simulated GPUs — `candidate` edges are simulated — and host processes, and
+ * requires verified GPUs, which governs only GPUs that are not simulated. Trust tests set their own
+ * (`DEFAULT_SUBNET_TRUST`).
  */
 export const TEST_SUBNET_TRUST: SubnetTrust = {
   simulatedGpus: 'allowed',
   verifiedGpus: 'required',
   spotChecksPerGpuHour: 1,
+  minimumIsolation: 'host-process',
 };
 
 export const fundedJob = (init: Partial<FundedJob> = {}): FundedJob => ({
@@ -50,11 +52,12 @@ export const fundedJob = (init: Partial<FundedJob> = {}): FundedJob => ({
   ...init,
 });
 
-/** A candidate edge with `gpus` free H100s. */
+/** A candidate edge with `gpus` free H100s, running ranks in Docker containers. */
 export const candidate = (id: string, gpus: number): CandidateProvider => ({
   providerId: id,
   name: `edge-${id.slice(0, 4)}`,
   simulated: true,
+  isolation: 'container',
   cpuArchitecture: 'amd64',
   cpuMillicores: 64_000,
   memoryBytes: 512 * 1024 ** 3,
