@@ -196,3 +196,101 @@ describe('simulated GPUs only in a subnet of a test asset', () => {
     expect(real2).toHaveLength(2);
   });
 });
+
+/*
+ * Host-process edges run a stranger's code unsandboxed (ADR 0072): a subnet may accept them
+ * (`trust.minimumIsolation: host-process`) only where its asset settles no real value, as for
+ * simulated GPUs (here: the settlement under test has DEMO only as a test asset).
+ */
+describe('host-process edges only in a subnet of a test asset', () => {
+  let s: SettlementUnderTest;
+  beforeAll(async () => {
+    s = await startSettlement('settlement_subnet_isolation', {
+      chain: new SimulatedChainAdapter({ assets: ['NTX', 'DEMO'] }),
+      economy: { testAssets: ['DEMO'] },
+    });
+  }, 60_000);
+  afterAll(() => s?.close());
+
+  const hostProcesses = {
+    ...PARAMETERS,
+    trust: { ...PARAMETERS.trust, minimumIsolation: 'host-process' as const },
+  };
+  const deposit = (asset: string) =>
+    s.commands.recordDeposit(
+      {
+        depositId: `d-o1-${asset}`,
+        asset,
+        ownerId: 'o1',
+        amount: '10000',
+        chain: 'simulated',
+        chainTxId: `tx-o1-${asset}`,
+        confirmations: 3,
+        confirmedAt: AT,
+      },
+      originOf(`tx-o1-${asset}`),
+    );
+  const create = (subnetId: string, asset: string, parameters: typeof PARAMETERS) =>
+    s.deliver(
+      message(SubnetCreateRequested, {
+        subnetId,
+        ownerId: 'o1',
+        asset,
+        stake: '2000',
+        parameters,
+        requestedAt: AT,
+      }),
+    );
+  const outcomes = async (subnetId: string) =>
+    (await s.log()).flatMap(({ streamId, event }) =>
+      streamId === `subnet-${subnetId}`
+        ? [
+            event.type === 'subnet.request-rejected'
+              ? `${(event.data as { reason: string }).reason}: ${(event.data as { message: string }).message}`
+              : event.type,
+          ]
+        : [],
+    );
+
+  it('refuses a subnet accepting them on an asset of real value (creation and update), naming the field and the asset; accepts one on a test asset', async () => {
+    await deposit('NTX');
+    await deposit('DEMO');
+    await create('real', 'NTX', hostProcesses);
+    expect(await outcomes('real')).toEqual([
+      "invalid-parameters: parameters.trust.minimumIsolation: 'host-process' only in a subnet whose asset settles no real value; NTX does (test assets: DEMO)",
+    ]);
+    expect(await s.service.app.get(SettlementReader).subnetEconomics('real')).toMatchObject({
+      exists: false,
+      lastRejection: {
+        request: 'create',
+        reason: 'invalid-parameters',
+        message: expect.stringContaining("parameters.trust.minimumIsolation: 'host-process'"),
+      },
+    });
+    await create('demo', 'DEMO', hostProcesses);
+    expect(await outcomes('demo')).toEqual(['subnet.created']);
+    expect(await s.service.app.get(SettlementReader).subnetEconomics('demo')).toMatchObject({
+      exists: true,
+      parameters: { trust: { minimumIsolation: 'host-process' } },
+    });
+    // A real-value subnet with the default (containers) is created; lowering it later is refused.
+    await create('real2', 'NTX', PARAMETERS);
+    expect(await s.service.app.get(SettlementReader).subnetEconomics('real2')).toMatchObject({
+      exists: true,
+      parameters: { trust: { minimumIsolation: 'container' } },
+    });
+    await s.deliver(
+      message(SubnetParametersUpdateRequested, {
+        subnetId: 'real2',
+        ownerId: 'o1',
+        parameters: hostProcesses,
+        requestedAt: AT,
+      }),
+    );
+    const real2 = await outcomes('real2');
+    expect(real2).toEqual([
+      'subnet.created',
+      "invalid-parameters: parameters.trust.minimumIsolation: 'host-process' only in a subnet whose asset settles no real value; NTX does (test assets: DEMO)",
+    ]);
+  });
+});

@@ -28,6 +28,10 @@ const SIMULATED_ALLOWED = {
   ...PARAMETERS,
   trust: { ...PARAMETERS.trust, simulatedGpus: 'allowed' as const },
 };
+const HOST_PROCESSES_ALLOWED = {
+  ...PARAMETERS,
+  trust: { ...PARAMETERS.trust, minimumIsolation: 'host-process' as const },
+};
 const messageOf = (events: SubnetEvent[]) =>
   events.map((e) => (e.type === 'subnet.request-rejected' ? e.data.message : e.type));
 const join = (providerId: string, stake = 1_000n, available = 5_000n): SubnetCommand => ({
@@ -128,6 +132,17 @@ describe('subnet: parameters are versioned', () => {
     const accepted = run(create(), update('o1', SIMULATED_ALLOWED, ['NTX']));
     expect(reasonOf(accepted.events)).toEqual(['subnet.created', 'subnet.parameters-updated']);
   });
+
+  it('an update allowing host-process edges is refused unless the asset is a test asset, naming the field and the asset', () => {
+    const refused = run(create(), update('o1', HOST_PROCESSES_ALLOWED));
+    expect(reasonOf(refused.events)).toEqual(['subnet.created', 'invalid-parameters']);
+    expect(messageOf(refused.events)[1]).toBe(
+      "parameters.trust.minimumIsolation: 'host-process' only in a subnet whose asset settles no real value; NTX does (test assets: none)",
+    );
+    expect(refused.state.exists && refused.state.version).toBe(1);
+    const accepted = run(create(), update('o1', HOST_PROCESSES_ALLOWED, ['NTX']));
+    expect(reasonOf(accepted.events)).toEqual(['subnet.created', 'subnet.parameters-updated']);
+  });
 });
 
 describe('subnet: simulated GPUs only where the asset settles no real value', () => {
@@ -146,6 +161,28 @@ describe('subnet: simulated GPUs only where the asset settles no real value', ()
     ]);
     expect(reasonOf(run(create('o1', 5_000n, 10_000n, PARAMETERS, [])).events)).toEqual(['subnet.created']);
   });
+});
+
+describe('subnet: host-process edges only where the asset settles no real value', () => {
+  it('refuses creating a subnet that allows them on an asset of real value, naming the field and the asset; creates one on a test asset', () => {
+    const { events, state } = run(create('o1', 5_000n, 10_000n, HOST_PROCESSES_ALLOWED, ['DEMO']));
+    expect(reasonOf(events)).toEqual(['invalid-parameters']);
+    expect(messageOf(events)[0]).toBe(
+      "parameters.trust.minimumIsolation: 'host-process' only in a subnet whose asset settles no real value; NTX does (test assets: DEMO)",
+    );
+    expect(state.exists).toBe(false);
+    expect(reasonOf(run(create('o1', 5_000n, 10_000n, HOST_PROCESSES_ALLOWED, ['NTX'])).events)).toEqual([
+      'subnet.created',
+    ]);
+  });
+
+  it.each(['container', 'container-userns', 'gvisor'] as const)(
+    'a minimum of %s needs no test asset',
+    (minimumIsolation) => {
+      const parameters = { ...PARAMETERS, trust: { ...PARAMETERS.trust, minimumIsolation } };
+      expect(reasonOf(run(create('o1', 5_000n, 10_000n, parameters, [])).events)).toEqual(['subnet.created']);
+    },
+  );
 });
 
 describe('subnet: providers join, leave and are slashed', () => {

@@ -17,8 +17,8 @@ export interface EconomyConfig {
   readonly minSubnetCreationStake: bigint;
   /**
    * Assets whose ledgers hold no real value (a development or demo token): only a subnet settling
-   * in one of them may allow simulated GPUs (`parameters.trust.simulatedGpus: allowed`). Default
-   * none.
+   * in one of them may allow simulated GPUs (`parameters.trust.simulatedGpus: allowed`) or
+   * host-process edges (`parameters.trust.minimumIsolation: host-process`). Default none.
    */
   readonly testAssets: readonly string[];
 }

@@ -156,10 +156,14 @@ const rejected = (
   },
 ];
 
+const assetList = (assets: readonly string[]): string => (assets.length === 0 ? 'none' : assets.join(', '));
+
 /**
- * Parameters a subnet cannot run on: a GPU class without a price, or simulated GPUs allowed while
- * the subnet's asset settles real value (only an asset in `testAssets` holds none). Simulated GPUs
- * are declared, never challenged: paying real money for them would pay for work nobody can check.
+ * Parameters a subnet cannot run on: a GPU class without a price, or simulated GPUs or host-process
+ * edges allowed while the subnet's asset settles real value (only an asset in `testAssets` holds
+ * none). Simulated GPUs are declared, never challenged: paying real money for them would pay for
+ * work nobody can check. Host processes run a stranger's code unsandboxed on the provider's host
+ * (ADR 0072): acceptable for the demo and development, never for jobs that settle real value.
  */
 export const parametersProblem = (
   p: SubnetParameters,
@@ -170,7 +174,9 @@ export const parametersProblem = (
   if (unpriced.length > 0) return `GPU classes without a price: ${unpriced.join(', ')}`;
   if (new Set(p.gpuClasses).size !== p.gpuClasses.length) return 'GPU classes are listed twice';
   if (p.trust.simulatedGpus === 'allowed' && !testAssets.includes(asset))
-    return `parameters.trust.simulatedGpus: 'allowed' only in a subnet whose asset settles no real value; ${asset} does (test assets: ${testAssets.length === 0 ? 'none' : testAssets.join(', ')})`;
+    return `parameters.trust.simulatedGpus: 'allowed' only in a subnet whose asset settles no real value; ${asset} does (test assets: ${assetList(testAssets)})`;
+  if (p.trust.minimumIsolation === 'host-process' && !testAssets.includes(asset))
+    return `parameters.trust.minimumIsolation: 'host-process' only in a subnet whose asset settles no real value; ${asset} does (test assets: ${assetList(testAssets)})`;
   return null;
 };
 
