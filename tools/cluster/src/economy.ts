@@ -25,8 +25,9 @@ export interface DevEconomy {
 
 /**
  * A subnet with a fixed price for one GPU class, open membership, 5 % subnet fee, per-second billing.
- * Its providers are simulated edges, so it allows simulated GPUs — which settlement accepts only
- * because the cluster's asset is a test asset (`DEV_SETTLEMENT_ENV`). Verified GPUs stay required:
+ * Its providers are simulated edges running the process runtime, so it allows simulated GPUs and
+ * host-process edges (`minimumIsolation: host-process`) — which settlement accepts only because
+ * the cluster's asset is a test asset (`DEV_SETTLEMENT_ENV`). Verified GPUs stay required:
  * that rule governs GPUs that are not simulated (a real edge joining the cluster is placed once its
  * challenge passes); simulated GPUs are governed by `simulatedGpus` alone.
  */
@@ -40,7 +41,12 @@ export const devSubnetParameters = (gpuClass: string, pricePerGpuHour: bigint): 
   slashing: { 'host-lost': 1_000 },
   unbondingSeconds: 60,
   membership: { mode: 'open' },
-  trust: { simulatedGpus: 'allowed', verifiedGpus: 'required', spotChecksPerGpuHour: 1 },
+  trust: {
+    simulatedGpus: 'allowed',
+    verifiedGpus: 'required',
+    spotChecksPerGpuHour: 1,
+    minimumIsolation: 'host-process',
+  },
 });
 
 const OWNER = 'subnet-owner';

@@ -102,7 +102,13 @@ const governedX = (price: bigint, minStake: bigint): SubnetParameters => ({
   ...devSubnetParameters(RTX, price),
   providerMinStake: minStake.toString(),
   slashing: { 'claim-mismatch': CLAIM_MISMATCH_BPS },
-  trust: { simulatedGpus: 'allowed', verifiedGpus: 'required', spotChecksPerGpuHour: 0 },
+  // Its edges run the process runtime: host processes, which a subnet of the test asset may accept.
+  trust: {
+    simulatedGpus: 'allowed',
+    verifiedGpus: 'required',
+    spotChecksPerGpuHour: 0,
+    minimumIsolation: 'host-process',
+  },
   slashingPolicy: { appealSeconds: APPEAL_SECONDS, destination: 'treasury', jailSeconds: JAIL_SECONDS },
   governance: {
     mode: 'stake-vote',

@@ -37,8 +37,11 @@ import {
  *    evidence; a 2-GPU job accepting both classes runs on the honest edges, never the liar, and
  *    settles.
  * 2. A subnet of USDC (an asset of real value: not in SETTLEMENT_TEST_ASSETS) with the default
- *    trust: a job there waits, saying simulated GPUs are refused, and is cancelled; creating a USDC
- *    subnet that allows simulated GPUs is refused, naming the field.
+ *    trust (simulated GPUs refused, containers at least): its only edge is simulated and runs host
+ *    processes, so a job there waits, saying simulated GPUs are refused (the first rule its GPUs
+ *    fail: each GPU is counted under one filter), and is cancelled; the edge shows it runs
+ *    host-process, which the subnet refuses too. Creating a USDC subnet that allows simulated GPUs,
+ *    or one that accepts host processes, is refused, naming the field.
  *
  * Measured on the loaded 2-core development machine: 40-70 s for the file, cluster start included
  * (three runs: 70 s, 62 s, 40 s).
@@ -77,7 +80,7 @@ allocations:
       max_nodes: 2
 `;
 
-describe('trust enforced: a lying edge is caught and passed over; real value never pays simulated GPUs', () => {
+describe('trust enforced: a lying edge is caught and passed over; real value never pays simulated GPUs nor host processes', () => {
   let c: ClusterUnderTest;
   let gatewayUrl: string;
   let tenantKey: string;
@@ -147,7 +150,8 @@ describe('trust enforced: a lying edge is caught and passed over; real value nev
         },
       },
     });
-    // The real-value subnet: USDC, the default trust (simulated GPUs refused, verified required).
+    // The real-value subnet: USDC, the default trust (simulated GPUs refused, verified required,
+    // containers at least).
     const { trust: _trust, ...real } = dev;
     await depositOnSimulatedChain(c.nats.nc, c.nats.prefix, TENANT, 'USDC', 1_000_000_000n);
     await depositOnSimulatedChain(c.nats.nc, c.nats.prefix, OWNER, 'USDC', OWNER_STAKE);
@@ -328,11 +332,18 @@ describe('trust enforced: a lying edge is caught and passed over; real value nev
     expect(settled.data).toMatchObject({ outcome: 'completed' });
   }, 300_000);
 
-  it('2. a job in a subnet of real value never lands on simulated GPUs; such a subnet cannot allow them', async () => {
+  it('2. a job in a subnet of real value never lands on simulated GPUs nor host processes; such a subnet cannot allow them', async () => {
     const jobId = await submit(ddpJob('trust-real-value', REAL, 'USDC', 2, ['RTX 4090']));
     await waitingBecause(jobId, `simulated GPUs refused by subnet '${REAL}'`);
     const why = await gpunet('job', 'explain', jobId);
     expect(why).toContain(`simulated-gpus/SimulatedRefused: simulated GPUs refused by subnet '${REAL}'`);
+    // Its only edge runs the process runtime, below the subnet's minimum: refused on that count too
+    // (the explanation counts each GPU under the first filter that refuses it: simulated-gpus).
+    expect(await gpunet('providers', 'show', gamma.edgeId)).toMatch(/^ {2}isolation host-process: /m);
+    const real = (await (await api(`/v1/subnets/${REAL}`)).json()) as {
+      parameters: { trust: { minimumIsolation: string } };
+    };
+    expect(real.parameters.trust.minimumIsolation).toBe('container');
     expect(
       c.events.items.some((e) => e.type === 'job.placed' && (e.data as { jobId: string }).jobId === jobId),
     ).toBe(false);
@@ -360,6 +371,31 @@ describe('trust enforced: a lying edge is caught and passed over; real value nev
     expect(view.status).toBe(404);
     expect(((await view.json()) as { detail: string }).detail).toContain(
       "parameters.trust.simulatedGpus: 'allowed' only in a subnet whose asset settles no real value; USDC does",
+    );
+
+    // A USDC subnet that refuses simulated GPUs but accepts host processes: refused, the field named.
+    const dev = devSubnetParameters(RTX, PRICE_PER_GPU_HOUR);
+    const hosts = await api('/v1/subnets', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        subnetId: 'trust-real-host',
+        asset: 'USDC',
+        stake: OWNER_STAKE.toString(),
+        parameters: { ...dev, trust: { ...dev.trust, simulatedGpus: 'refused' } },
+      }),
+    });
+    expect(hosts.status, await hosts.clone().text()).toBe(202);
+    await c.events.waitFor(
+      (e) =>
+        e.type === 'subnet.request-rejected' &&
+        (e.data as { subnetId: string }).subnetId === 'trust-real-host',
+      { timeoutMs: 30_000 },
+    );
+    const hostView = await api('/v1/subnets/trust-real-host');
+    expect(hostView.status).toBe(404);
+    expect(((await hostView.json()) as { detail: string }).detail).toContain(
+      "parameters.trust.minimumIsolation: 'host-process' only in a subnet whose asset settles no real value; USDC does",
     );
   }, 120_000);
 });
