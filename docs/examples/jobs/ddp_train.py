@@ -13,7 +13,10 @@ The script exits 0 only if the loss fell: last loss < first loss × --min-ratio.
 a teardown (barrier, destroy_process_group) that does not finish within GPUNET_TEARDOWN_TIMEOUT_S
 (default 30 s) is abandoned: the rank exits with that result, saying so on stderr.
 
-Backend: NCCL when CUDA is available (one GPU per rank, chosen by LOCAL_RANK), Gloo otherwise.
+Backend (--backend auto): NCCL when CUDA is available (one GPU per rank, chosen by LOCAL_RANK),
+Gloo otherwise. --backend gloo keeps the tensors on the GPU but all-reduces them through Gloo, which
+lets several ranks share one GPU (NCCL refuses two ranks on one device). Each step line also says how
+long the step took (step_s, the device synchronised before the clock is read).
 Works with torch 1.13 (Debian's python3-torch) and newer.
 """
 
@@ -23,6 +26,7 @@ import json
 import os
 import sys
 import threading
+import time
 
 import torch
 import torch.distributed as dist
@@ -40,6 +44,7 @@ def main():
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument("--min-ratio", type=float, default=0.5, help="required last/first loss ratio")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--backend", choices=("auto", "gloo", "nccl"), default="auto")
     args = parser.parse_args()
 
     for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
@@ -51,7 +56,10 @@ def main():
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
 
     use_cuda = torch.cuda.is_available()
-    backend = "nccl" if use_cuda else "gloo"
+    if args.backend == "nccl" and not use_cuda:
+        print("ddp_train.py: --backend nccl needs CUDA, and torch sees no GPU", file=sys.stderr)
+        return 2
+    backend = ("nccl" if use_cuda else "gloo") if args.backend == "auto" else args.backend
     device = torch.device("cuda", local_rank % max(1, torch.cuda.device_count())) if use_cuda else torch.device("cpu")
     if use_cuda:
         torch.cuda.set_device(device)
@@ -79,6 +87,7 @@ def main():
     first = last = None
     shard = x.shape[0]
     for step in range(args.steps):
+        began = time.perf_counter()
         start = (step * args.batch) % shard
         xb, yb = x[start : start + args.batch], y[start : start + args.batch]
         optimizer.zero_grad()
@@ -88,10 +97,12 @@ def main():
 
         mean_loss = loss.detach().clone()
         dist.all_reduce(mean_loss, op=dist.ReduceOp.SUM)
-        value = mean_loss.item() / world_size
+        value = mean_loss.item() / world_size  # .item() waits for the device
+        step_s = time.perf_counter() - began
         first = value if first is None else first
         last = value
-        emit(event="step", rank=rank, world_size=world_size, step=step, loss=round(value, 6), backend=backend)
+        emit(event="step", rank=rank, world_size=world_size, step=step, loss=round(value, 6), backend=backend,
+             device=str(device), step_s=round(step_s, 6))
 
     fell = first is not None and last < first * args.min_ratio
     emit(event="done", rank=rank, world_size=world_size, first_loss=first, last_loss=last, loss_fell=fell)
