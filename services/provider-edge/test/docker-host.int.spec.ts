@@ -8,7 +8,7 @@ import { fixture } from './support/fixtures';
 
 /*
  * readAmdDevices against a file tree laid out like /sys and /dev of an MI250X host (the inventory is
- * the recorded-format rocm-smi fixture). Files, not device nodes: the mapping only lists and stats.
+ * the rocm-smi fixture reconstructed from the documentation). Files, not device nodes: the mapping only lists and stats.
  */
 describe('readAmdDevices on an MI250X-shaped /sys and /dev', () => {
   const gpus = parseRocmSmiJson(fixture('amd', 'mi250x-8gcd.rocm-smi.json')).value;

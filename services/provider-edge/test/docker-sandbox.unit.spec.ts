@@ -210,7 +210,7 @@ describe('rankContainerOptions refuses what would weaken the sandbox, naming the
   });
 });
 
-describe('NVIDIA device requests on recorded multi-GPU inventories: exact UUIDs, never all', () => {
+describe('NVIDIA device requests on reconstructed multi-GPU inventories: exact UUIDs, never all', () => {
   const h100 = parseNvidiaSmiQuery(fixture('nvidia', 'h100-sxm-8x.query.csv')).value;
 
   it('8× H100: a rank reserving GPUs 2 and 5 gets a request for exactly those two UUIDs', () => {
@@ -356,7 +356,7 @@ describe('policy sandbox.runtime: runsc runs ranks on gVisor, CPU ranks only', (
   });
 });
 
-describe('AMD devices on recorded inventories: /dev/kfd plus the reserved render nodes', () => {
+describe('AMD devices on reconstructed inventories: /dev/kfd plus the reserved render nodes', () => {
   const mi250x = parseRocmSmiJson(fixture('amd', 'mi250x-8gcd.rocm-smi.json')).value;
   /*
    * /sys/bus/pci/devices/<addr>/drm of such a host. Constructed, not recorded (see

@@ -13,7 +13,7 @@ import { fixture } from '../support/fixtures';
 
 const MiB = 1024 * 1024;
 
-describe('parseNvidiaSmiQuery on recorded-format outputs', () => {
+describe('parseNvidiaSmiQuery on outputs reconstructed from the documentation (not recorded)', () => {
   it('reads an 8× H100 SXM host by header names, units and all', () => {
     const { value, problems } = parseNvidiaSmiQuery(fixture('nvidia', 'h100-sxm-8x.query.csv'));
     expect(problems).toEqual([]);

@@ -6,7 +6,7 @@ import {
 } from '../../src/domain/detection/rocm-smi.parser';
 import { fixture } from '../support/fixtures';
 
-describe('parseRocmSmiJson on recorded-format outputs', () => {
+describe('parseRocmSmiJson on outputs reconstructed from the documentation (not recorded)', () => {
   it('reads 8 MI250X GCDs with their full HBM, gfx target, ids and driver', () => {
     const { value, problems } = parseRocmSmiJson(fixture('amd', 'mi250x-8gcd.rocm-smi.json'), '6.1.2');
     expect(problems).toEqual([]);
