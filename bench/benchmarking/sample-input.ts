@@ -1,8 +1,6 @@
 // Builds bench/benchmarking/report-input.json: the profiles of several GPU types and the network
 // measured on the namespace testbed, for `npm run benchmark:report`. Sources are labelled:
-// - recorded:      a real gpu_bench.py run (this machine's CPU, Debian torch);
-// - reconstructed: gpu_bench.py's GPU path on a fake runtime with an H200's published-derived rates
-//                  (no GPU machine was at hand; tools/gpu-bench/README.md);
+// - recorded:      real gpu_bench.py runs (one NVIDIA H200 on CUDA; this machine's CPU, Debian torch);
 // - simulated:     simulated edges' declared figures with noise (libs/edge-bench), one of them a
 //                  provider claiming H100s that perform like T4s;
 // - the network:   network-e2e.json, the summary the 10-host e2e test writes (reports/benchmarking/).
@@ -73,12 +71,12 @@ const simulated = (box: Box) => {
   };
 };
 
-const h200 = fixture('h200.reconstructed.profile.json');
+const h200 = fixture('h200.recorded.profile.json');
 const cpu = fixture('cpu-epyc.recorded.profile.json');
 const providers = [
   {
     name: 'h200-node',
-    source: 'reconstructed' as const,
+    source: 'recorded' as const,
     claim: {
       simulated: false,
       gpus: [

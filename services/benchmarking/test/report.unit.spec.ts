@@ -6,7 +6,7 @@ import { h100Claim, profileFixture, simulatedProfileFor } from './fixtures';
 const input: ReportInput = {
   generatedAt: '2030-01-01T00:00:00.000Z',
   providers: [
-    { name: 'h200', source: 'reconstructed', profile: profileFixture('h200.reconstructed.profile.json') },
+    { name: 'h200', source: 'recorded', profile: profileFixture('h200.recorded.profile.json') },
     {
       name: 'honest',
       source: 'simulated',
@@ -54,7 +54,7 @@ describe('benchmark report', () => {
   it('tabulates every profile with its source and kind, and lists the claims that do not hold with evidence', () => {
     const md = renderMarkdown(input, 'report.png');
     expect(md).toContain('![GPU profiles and network](report.png)');
-    expect(md).toMatch(/\| h200 \| reconstructed \| gpu \| NVIDIA H200 \| 1 \|/);
+    expect(md).toMatch(/\| h200 \| recorded \| gpu \| NVIDIA H200 \| 1 \|/);
     expect(md).toMatch(
       /\| fake \| simulated \| simulated \| NVIDIA H100 80GB HBM3 \|.*\*\*mismatch\*\* \| 0\.32 \|/,
     );
@@ -63,7 +63,9 @@ describe('benchmark report', () => {
     expect(md).toMatch(
       /\*\*fake\*\* claims NVIDIA H100 80GB HBM3: matmul-fp32-tflops .* < 33\.5 \(H100 SXM: 67/,
     );
-    expect(md).toContain('RECONSTRUCTED, not recorded');
+    expect(md).toContain(
+      'measured 2026-12-04T16:49:38.540Z, expires 2026-12-11T16:49:38.540Z — peer suite skipped: one GPU',
+    );
     expect(md).toContain('2 of 3 pairs probed');
     // One row per direction: the lowest RTT and the newest throughput.
     expect(md).toContain('| h0 | h2 | 24.1 | 19.4 | 20 |  |');

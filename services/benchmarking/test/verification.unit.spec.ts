@@ -69,8 +69,9 @@ describe('verifyClaim', () => {
     ]);
   });
 
-  it('verifies the reconstructed H200 fixture against an H200 claim (the GPU path’s output format)', () => {
-    const profile = profileFixture('h200.reconstructed.profile.json');
+  it('verifies the profile recorded on an H200 (driver 580.159.04, 2026-12-04) against an H200 claim', () => {
+    // gpu_bench.py on CUDA, tools/gpu-bench/device-check.sh: real figures, not a fake runtime's.
+    const profile = profileFixture('h200.recorded.profile.json');
     const claim: Claim = {
       simulated: false,
       gpus: [
@@ -79,10 +80,13 @@ describe('verifyClaim', () => {
     };
     const result = verifyClaim(claim, profile);
     expect(result.failed).toEqual([]);
-    expect(result.passed.find((c) => c.metric === 'memory-bandwidth-gbps')).toMatchObject({
-      reference: 'H200',
-      published: 4800,
-      measured: 4210,
+    const measured = Object.fromEntries(
+      result.passed.map((c) => [c.metric, [c.reference, c.published, c.measured]]),
+    );
+    expect(measured).toMatchObject({
+      'matmul-fp32-tflops': ['H200', 67, 51.27],
+      'matmul-bf16-tflops': ['H200', 989.4, 699.5],
+      'memory-bandwidth-gbps': ['H200', 4800, 4265],
     });
   });
 
