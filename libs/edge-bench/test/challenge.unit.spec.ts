@@ -282,3 +282,54 @@ describe('verifyOpening', () => {
 });
 
 type Reply = ReturnType<typeof openCommitment>;
+
+describe('challenges recorded on an H200 (challenge_worker.py on CUDA, driver 580.159.04, 2026-12-04)', () => {
+  interface Recording {
+    commitRequest: { challengeId: string; seed: string; n: number; dtype: string; deadlineMs: number };
+    commitAnswer: { ok: boolean; root: string; edgeComputeMs: number; device: string; dtype: string };
+    openRequest: { rows: number[]; freivaldsSeed: string };
+    openAnswer: {
+      ok: boolean;
+      rows: { index: number; values: number[]; proof: string[] }[];
+      product: number[];
+    };
+  }
+  const recording = (dtype: string) =>
+    JSON.parse(
+      readFileSync(
+        resolve(
+          import.meta.dirname,
+          `../../../tools/gpu-bench/fixtures/h200.challenge-${dtype}.recorded.json`,
+        ),
+        'utf8',
+      ),
+    ) as Recording;
+
+  it.each(['bf16', 'fp16', 'fp32'])(
+    'verifies the %s opening the H200 gave, committed within the deadline sized for an H200 claim',
+    (dtype) => {
+      const { commitRequest: commit, commitAnswer, openRequest, openAnswer } = recording(dtype);
+      expect(commitAnswer).toMatchObject({ ok: true, device: 'cuda:0 NVIDIA H200', dtype });
+      expect(sizeChallenge(dtype === 'fp32' ? 67 : 989.4, DEFAULT_CHALLENGE_POLICY)).toEqual({
+        n: commit.n,
+        deadlineMs: commit.deadlineMs,
+      });
+      expect(commitAnswer.edgeComputeMs).toBeLessThan(commit.deadlineMs);
+      const verdict = verifyOpening({
+        seed: commit.seed,
+        n: commit.n,
+        root: commitAnswer.root,
+        rows: openRequest.rows,
+        freivaldsSeed: openRequest.freivaldsSeed,
+        reply: {
+          outcome: 'opened',
+          challengeId: commit.challengeId,
+          rows: openAnswer.rows,
+          product: openAnswer.product,
+        },
+      });
+      expect(verdict).toEqual({ ok: true });
+    },
+    30_000,
+  );
+});
