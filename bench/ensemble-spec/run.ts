@@ -55,8 +55,6 @@ const gang = {
       failure_recovery: {
         strategy: 'restart_all',
         max_restarts: 50,
-        replace_failed_node: true,
-        checkpoint_env: 'CKPT',
       },
       location: { accept: [{ continent: 'EU' }, { continent: 'NA' }], reject: [{ asn: 64512 }] },
     },

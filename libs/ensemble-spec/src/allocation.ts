@@ -450,10 +450,21 @@ const normalizeFailureRecovery = (
   const replace = fr?.replace_failed_node ?? false;
   if (replace && strategy === 'stay_down') {
     c.error([...fPath, 'replace_failed_node'], 'CONFLICT', 'replace_failed_node needs a restart strategy');
+  } else if (replace) {
+    c.error(
+      [...fPath, 'replace_failed_node'],
+      'NOT_SUPPORTED',
+      'not honoured yet: a restart relaunches the ranks on the nodes the job was placed on, never on new ones; omit it (or set false)',
+    );
   }
   let elastic: FailureRecovery['elastic'] = null;
   if (fr?.elastic !== undefined) {
     const ePath = [...fPath, 'elastic'];
+    c.error(
+      ePath,
+      'NOT_SUPPORTED',
+      'not honoured yet: a restart relaunches the whole gang at its placed size, never on fewer nodes; omit elastic',
+    );
     if (distributed === null) {
       c.error(ePath, 'CONFLICT', 'elastic needs a distributed allocation');
     } else {
@@ -491,6 +502,11 @@ const normalizeFailureRecovery = (
   }
   const checkpointEnv = fr?.checkpoint_env ?? null;
   if (checkpointEnv !== null) {
+    c.error(
+      [...fPath, 'checkpoint_env'],
+      'NOT_SUPPORTED',
+      'not honoured yet: gpunet neither sets a checkpoint directory nor keeps checkpoints across restarts; omit it and write checkpoints where the job itself can reach them',
+    );
     if (isReservedEnv(checkpointEnv)) {
       c.error(
         [...fPath, 'checkpoint_env'],

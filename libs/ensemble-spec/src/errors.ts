@@ -19,6 +19,8 @@ export const SPEC_ERROR_CODE_DOCS = {
   DUPLICATE: 'Two things that must be unique are not.',
   CONFLICT: 'Two fields contradict each other.',
   UNSATISFIABLE: 'Every field is valid, but no placement could ever satisfy them together.',
+  NOT_SUPPORTED:
+    'A field of the format that gpunet does not honour yet: refused, with what happens instead, rather than accepted and ignored.',
   TOO_MANY_ERRORS: 'More errors than `limits.maxErrors`; the rest were not reported.',
   INTERNAL: 'A bug in the parser; the input may well be fine. Reported, never thrown.',
 } as const;

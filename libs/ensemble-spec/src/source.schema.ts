@@ -446,7 +446,7 @@ export const FailureRecoverySource = z
               one_for_one: 'restart_failed',
               rest_for_one: 'restart_all',
               restart: 'restart_failed',
-              redeploy: 'restart_all with replace_failed_node: true',
+              redeploy: 'restart_all',
             };
             const fix = nunet[String(iss.input)];
             return fix === undefined
@@ -463,7 +463,7 @@ export const FailureRecoverySource = z
       ).optional(),
       replace_failed_node: doc(
         z.boolean().default(false),
-        'On a restart, move the ranks of a node that failed (or vanished) to a new node instead of waiting for it.',
+        'On a restart, move the ranks of a node that failed (or vanished) to a new node instead of waiting for it. Not supported yet: true is refused (NOT_SUPPORTED).',
       ),
       elastic: z
         .strictObject({
@@ -480,12 +480,12 @@ export const FailureRecoverySource = z
           id: 'Elastic',
           title: 'failure_recovery.elastic',
           description:
-            'Keep running on fewer nodes after a loss (torchrun --nnodes=MIN:MAX, horovod elastic).',
+            'Keep running on fewer nodes after a loss (torchrun --nnodes=MIN:MAX, horovod elastic). Not supported yet: refused (NOT_SUPPORTED).',
         })
         .optional(),
       checkpoint_env: doc(
         envName(),
-        'Name of the environment variable in which gpunet passes the checkpoint directory that survives restarts.',
+        'Name of the environment variable in which gpunet passes the checkpoint directory that survives restarts. Not supported yet: refused (NOT_SUPPORTED).',
         { examples: ['CHECKPOINT_DIR'] },
       ).optional(),
     },

@@ -237,6 +237,24 @@ describe('gateway over HTTP (NATS + Postgres)', () => {
     expect(problem.errors.find((e) => e.path === 'budget.max_price_per_gpu_hour')?.line).toBe(9);
   });
 
+  it('refuses failure_recovery fields it does not honour yet with NOT_SUPPORTED, at their line', async () => {
+    const spec = `${VALID_SPEC_YAML}    failure_recovery:
+      strategy: restart_all
+      replace_failed_node: true
+      elastic: { min_nodes: 1 }
+      checkpoint_env: CKPT
+`;
+    const res = await submit(spec);
+    expect(res.status).toBe(400);
+    const problem = (await res.json()) as { errors: { path: string; code: string; line?: number }[] };
+    const F = 'allocations.trainer.failure_recovery';
+    expect(problem.errors.filter((e) => e.code === 'NOT_SUPPORTED')).toEqual([
+      expect.objectContaining({ path: `${F}.replace_failed_node`, line: 30 }),
+      expect.objectContaining({ path: `${F}.elastic`, line: 31 }),
+      expect.objectContaining({ path: `${F}.checkpoint_env`, line: 32 }),
+    ]);
+  });
+
   it('rejects a spec without a budget, naming budget; and a bad JSON body', async () => {
     const res = await submit(NO_BUDGET_SPEC_YAML);
     expect(res.status).toBe(400);

@@ -976,7 +976,7 @@ export interface components {
     };
     /**
      * failure_recovery.elastic
-     * @description Keep running on fewer nodes after a loss (torchrun --nnodes=MIN:MAX, horovod elastic).
+     * @description Keep running on fewer nodes after a loss (torchrun --nnodes=MIN:MAX, horovod elastic). Not supported yet: refused (NOT_SUPPORTED).
      */
     readonly Elastic: {
       /** @description Fewest nodes the job keeps running on. */
@@ -1060,13 +1060,13 @@ export interface components {
       /** @description Restarts before the job fails. Default 3 when restarting, 0 with stay_down. */
       readonly max_restarts?: number;
       /**
-       * @description On a restart, move the ranks of a node that failed (or vanished) to a new node instead of waiting for it.
+       * @description On a restart, move the ranks of a node that failed (or vanished) to a new node instead of waiting for it. Not supported yet: true is refused (NOT_SUPPORTED).
        * @default false
        */
       readonly replace_failed_node: boolean;
       readonly elastic?: components['schemas']['Elastic'];
       /**
-       * @description Name of the environment variable in which gpunet passes the checkpoint directory that survives restarts.
+       * @description Name of the environment variable in which gpunet passes the checkpoint directory that survives restarts. Not supported yet: refused (NOT_SUPPORTED).
        * @example CHECKPOINT_DIR
        */
       readonly checkpoint_env?: string;

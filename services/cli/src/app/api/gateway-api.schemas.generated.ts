@@ -716,7 +716,8 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
       required: ['min_nodes'],
       additionalProperties: false,
       title: 'failure_recovery.elastic',
-      description: 'Keep running on fewer nodes after a loss (torchrun --nnodes=MIN:MAX, horovod elastic).',
+      description:
+        'Keep running on fewer nodes after a loss (torchrun --nnodes=MIN:MAX, horovod elastic). Not supported yet: refused (NOT_SUPPORTED).',
     },
     EnsembleSpec: {
       type: 'object',
@@ -820,7 +821,7 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
         replace_failed_node: {
           default: false,
           description:
-            'On a restart, move the ranks of a node that failed (or vanished) to a new node instead of waiting for it.',
+            'On a restart, move the ranks of a node that failed (or vanished) to a new node instead of waiting for it. Not supported yet: true is refused (NOT_SUPPORTED).',
           type: 'boolean',
         },
         elastic: { $ref: '#/components/schemas/Elastic' },
@@ -829,7 +830,7 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
           maxLength: 256,
           pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
           description:
-            'Name of the environment variable in which gpunet passes the checkpoint directory that survives restarts.',
+            'Name of the environment variable in which gpunet passes the checkpoint directory that survives restarts. Not supported yet: refused (NOT_SUPPORTED).',
           examples: ['CHECKPOINT_DIR'],
         },
       },
