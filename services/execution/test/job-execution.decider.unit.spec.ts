@@ -668,3 +668,114 @@ describe('faults with evidence', () => {
     });
   });
 });
+
+describe("discovery's liveness: a provider of the gang goes offline", () => {
+  const liveness = (providerId: string, online: boolean, s: number, lastSeen: number | null = 1) =>
+    ({
+      type: 'RecordProviderLiveness',
+      providerId,
+      online,
+      at: at(s).toISOString(),
+      lastSeenAt: online || lastSeen === null ? null : at(lastSeen).toISOString(),
+      now: at(s),
+    }) as ExecutionCommand;
+  const runningGang = (spec?: ReturnType<typeof specOf>) => {
+    const h = launched(spec);
+    return play(h, running(h, 0), running(h, 1)).history;
+  };
+  const failedOf = (events: readonly ExecutionEvent[]): PayloadOf<typeof JobFailed> | undefined => {
+    const e = events.find((x) => x.type === 'job.failed');
+    return e?.type === 'job.failed' ? e.data : undefined;
+  };
+
+  it('loses its ranks at once (a verified host-lost), and with restarts left does not restart onto it', () => {
+    const h = runningGang();
+    const lost = play(h, liveness(A, false, 10));
+    expect(types(lost.decided)).toEqual([
+      'execution.provider-lost',
+      'execution.fault-recorded',
+      'execution.stop-ordered',
+    ]);
+    expect(lost.decided[1]).toMatchObject({
+      data: {
+        providerId: A,
+        kind: 'host-lost',
+        verified: true,
+        detail: expect.stringContaining(`discovery declared ${A} offline at ${at(10).toISOString()}`),
+      },
+    });
+    expect(lost.decided[2]).toMatchObject({
+      data: {
+        outcome: {
+          kind: 'failed',
+          code: 'RANK_LOST',
+          message: expect.stringMatching(/went offline .*replace_failed_node is not supported yet/),
+        },
+      },
+    });
+    // B's rank stops; A's never answers, and the job does not wait the stop wait for it.
+    const end = play(lost.history, exited(h, 1, 143, 11, 1, 11));
+    expect(failedOf(end.decided)).toMatchObject({
+      reason: { code: 'RANK_LOST' },
+      failedAt: at(11).toISOString(),
+    });
+    expect(failedOf(end.decided)?.faults).toEqual([
+      expect.objectContaining({ providerId: A, kind: 'host-lost', verified: true }),
+    ]);
+  });
+
+  it('with stay_down the job fails RANK_LOST, the same evidence', () => {
+    const h = runningGang(specOf({ strategy: 'stay_down' }));
+    const { decided } = play(h, liveness(A, false, 10), exited(h, 1, 143, 11, 1, 11));
+    expect(failedOf(decided)).toMatchObject({ reason: { code: 'RANK_LOST' } });
+    expect(types(decided)).toContain('execution.fault-recorded');
+  });
+
+  it('lost while the gang stops for a restart: not waited for, and no restart is launched onto it', () => {
+    const h = runningGang();
+    const restarting = play(h, exited(h, 1, 1, 5, 1, 5));
+    expect(types(restarting.decided)).toContain('job.restarting');
+    const { decided } = play(restarting.history, liveness(A, false, 6));
+    expect(types(decided)).toEqual(['execution.provider-lost', 'execution.fault-recorded', 'job.failed']);
+    expect(failedOf(decided)?.faults).toEqual([
+      expect.objectContaining({ providerId: A, kind: 'host-lost', verified: true }),
+    ]);
+    expect(failedOf(decided)?.reason.message).toMatch(
+      new RegExp(
+        `^the gang cannot restart without ${A}, offline \\(replace_failed_node is not supported yet\\)$`,
+      ),
+    );
+  });
+
+  it('back online before the stop ended: the restart runs on it', () => {
+    const h = runningGang();
+    const restarting = play(h, exited(h, 0, 1, 5, 1, 5)).history;
+    // A's rank has exited; B is lost, then heard from again, and its rank reports its exit.
+    const { decided } = play(
+      restarting,
+      liveness(A, false, 6),
+      liveness(A, true, 7),
+      exited(h, 1, 143, 8, 1, 8),
+    );
+    expect(types(decided)).toEqual([
+      'execution.provider-lost',
+      'execution.provider-returned',
+      'rank.exited',
+      'job.launching',
+    ]);
+    expect(decided.at(-1)).toMatchObject({ data: { attempt: 2 } });
+  });
+
+  it('changes nothing for a stale offline (before the placement), a provider the job does not use, or twice', () => {
+    const h = runningGang();
+    const stale = {
+      ...liveness(A, false, 10),
+      at: new Date(Date.parse(T0) - 1000).toISOString(),
+    } as ExecutionCommand;
+    expect(play(h, stale).decided).toEqual([]);
+    expect(play(h, liveness(edgeId('C'), false, 10)).decided).toEqual([]);
+    expect(play(h, liveness(A, true, 10)).decided).toEqual([]);
+    const once = play(h, liveness(A, false, 10)).history;
+    expect(play(once, liveness(A, false, 12)).decided).toEqual([]);
+  });
+});

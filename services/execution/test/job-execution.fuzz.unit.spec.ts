@@ -117,6 +117,23 @@ const commandArb: fc.Arbitrary<ExecutionCommand> = fc.oneof(
   {
     weight: 1,
     arbitrary: fc
+      .record({
+        providerId: fc.constantFrom(A, B, C),
+        online: fc.boolean(),
+        second: fc.integer({ min: -5, max: 4000 }),
+      })
+      .map(({ providerId, online, second }): ExecutionCommand => ({
+        type: 'RecordProviderLiveness',
+        providerId,
+        online,
+        at: at(second).toISOString(),
+        lastSeenAt: online ? null : at(Math.max(0, second - 5)).toISOString(),
+        now: at(Math.max(0, second)),
+      })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
       .subarray(reservationIds)
       .map((reservations): ExecutionCommand => ({ type: 'MarkReleased', reservations, now: at(10) })),
   },
@@ -177,6 +194,12 @@ describe('job execution decider under hostile and out-of-order input', () => {
             )
               expect(out).toEqual([]);
           }
+          // A provider lost and not back: no attempt is launched while it is gone.
+          if (
+            out.some((e) => e.type === 'job.launching') &&
+            state.ranks.some((r) => state.lostProviders.includes(r.providerId))
+          )
+            throw new Error(`launched onto a lost provider: ${JSON.stringify(state.lostProviders)}`);
           if (state.phase === 'completed')
             for (const r of state.ranks) expect(state.exited[r.rank]).toEqual({ exitCode: 0, signal: null });
           // Released only by a release that covered every reservation the job holds.

@@ -2,6 +2,7 @@ import {
   type Envelope,
   type PayloadOf,
   type JobCompleted,
+  type JobFailed,
   type JobPlaced,
   GetNetworkEstimate,
   JobStatementQuery,
@@ -55,6 +56,8 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
   beforeAll(async () => {
     c = await startCluster('f6e2e', ['settlement', 'discovery', 'benchmarking', 'scheduler', 'execution'], {
       execution: { EXECUTION_USAGE_PERIOD: '2s', EXECUTION_START_BARRIER: '2m', EXECUTION_TICK: '500ms' },
+      // The edges beat every second: five silent seconds is an edge lost, not a slow one.
+      discovery: { LIVENESS_WINDOW: '5s', LIVENESS_SWEEP_INTERVAL: '1s' },
     });
     tb = await Testbed.create('f6e2e');
     const core = await tb.namespace('core');
@@ -317,5 +320,62 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
         (e) => e.type === 'job.restarting' && (e.data as { jobId: string }).jobId === jobId,
       ),
     ).toBe(false);
+  }, 400_000);
+
+  // Last: it leaves beta dead.
+  it('a provider lost mid-job (its edge and ranks SIGKILLed): noticed within seconds, never relaunched onto', async () => {
+    const jobId = 'job-e2e-provider-lost';
+    await submitJob(c, { jobId, tenantId: 'tenant-e2e', spec: longSpec(), gpus: 4 });
+    await withExplanation(jobId, () =>
+      waitFor(() => rankLines(jobId).some((l) => l['event'] === 'step'), {
+        timeoutMs: 180_000,
+        description: 'the ranks training',
+      }),
+    );
+    const beta = edges[1]!;
+    const launching = c.events.items.find(
+      (e) => e.type === 'job.launching' && (e.data as { jobId: string }).jobId === jobId,
+    )!.data as { ranks: { rank: number; providerId: string }[] };
+    const onBeta = launching.ranks.filter((r) => r.providerId === beta.edgeId).map((r) => r.rank);
+    expect(onBeta.length, 'the gang spans both providers').toBeGreaterThan(0);
+    // The host goes away: the edge first (it reports nothing more), then its ranks.
+    const killedAt = Date.now();
+    await beta.process.kill();
+    for (const rank of onBeta) {
+      const pid = rankPid(jobId, rank);
+      if (pid !== undefined) process.kill(pid, 'SIGKILL');
+    }
+
+    const end = await endOf(jobId);
+    expect(end.type, explain(jobId)).toBe('job.failed');
+    const failed = end.data as PayloadOf<typeof JobFailed>;
+    // Beta's offline either fails the running gang, or — when alpha's ranks, cut off from their
+    // peers, failed first and a restart was due — stops that restart: no attempt runs without it.
+    expect(failed.reason.code).toBe('RANK_LOST');
+    expect(failed.reason.message).toMatch(
+      new RegExp(`${beta.edgeId} went offline|cannot restart without ${beta.edgeId}, offline`),
+    );
+    expect(failed.reason.message).toContain('replace_failed_node is not supported yet');
+    expect(failed.faults).toContainEqual(
+      expect.objectContaining({
+        providerId: beta.edgeId,
+        kind: 'host-lost',
+        verified: true,
+        detail: expect.stringContaining(`discovery declared ${beta.edgeId} offline`),
+      }),
+    );
+    // Discovery noticed within its 5 s window (and a sweep), not after the 2 min rank heartbeat.
+    const offline = c.events.items.find(
+      (e) => e.type === 'provider.offline' && (e.data as { providerId: string }).providerId === beta.edgeId,
+    )!;
+    const detectedMs = Date.parse(offline.occurredAt) - killedAt;
+    expect(detectedMs, explain(jobId)).toBeLessThan(10_000);
+    // No second attempt was launched onto the dead provider; the job ended within seconds of it.
+    expect(
+      c.events.items.filter(
+        (e) => e.type === 'job.launching' && (e.data as { jobId: string }).jobId === jobId,
+      ),
+    ).toHaveLength(1);
+    expect(Date.parse(end.occurredAt) - Date.parse(offline.occurredAt)).toBeLessThan(30_000);
   }, 400_000);
 });

@@ -17,6 +17,7 @@ import { JobPlacementsHandler } from './job-placements.handler';
 import { type ExecutionClock, JobProcessManager } from './job-process.manager';
 import { JobSubmissionsHandler } from './job-submissions.handler';
 import { PROVIDER_DIRECTORY, type ProviderDirectory } from './provider-directory.port';
+import { ProviderLivenessHandler } from './provider-liveness.handler';
 import { ProvidersHandler } from './providers.handler';
 import { RANK_NETWORK, type RankNetwork } from './rank-network.port';
 import { RankStatusesHandler } from './rank-statuses.handler';
@@ -99,6 +100,7 @@ export class ExecutionModule {
         RankStatusesHandler,
         ProvidersHandler,
         ReservationsHandler,
+        ProviderLivenessHandler,
       ],
       providers: [
         { provide: EXECUTION_METRICS, useFactory: () => executionMetrics(options.metrics) },

@@ -32,7 +32,7 @@ import type { PreparedNetwork, RankNetwork } from './rank-network.port';
  * The shape of `ExecutionState` in the job's snapshots. Raise it whenever the state or `evolve`
  * changes: snapshots of another format are ignored and the stream is folded again.
  */
-const STATE_FORMAT = 1;
+const STATE_FORMAT = 2;
 
 /** The clock of deadlines: now, and a one-shot timer (tests pass a `FakeClock`). */
 export interface ExecutionClock extends Clock {

@@ -105,6 +105,16 @@ export type ExecutionEvent =
       readonly data: { jobId: string; attempt: number; outcome: StopOutcome; stopUntil: string; at: string };
     }
   | { readonly type: 'execution.released'; readonly data: { jobId: string; at: string } }
+  /** Discovery declared a provider of the gang offline (no heartbeat for its liveness window). */
+  | {
+      readonly type: 'execution.provider-lost';
+      readonly data: { jobId: string; providerId: string; lastSeenAt: string | null; at: string };
+    }
+  /** A lost provider is online again: a restart may run on it. */
+  | {
+      readonly type: 'execution.provider-returned';
+      readonly data: { jobId: string; providerId: string; at: string };
+    }
   /** A provider's fault, with the evidence; the job's end reports it (one per provider and kind). */
   | {
       readonly type: 'execution.fault-recorded';
@@ -182,6 +192,20 @@ export type ExecutionCommand =
       readonly held: readonly string[];
       readonly reportedAt: string;
       readonly now: Date;
+    }
+  /**
+   * Discovery's liveness: a provider went offline (`lastSeenAt`, its last heartbeat) or came back.
+   * A gang's ranks on an offline provider are lost at once, without waiting for the heartbeat
+   * timeout; the stop does not wait for their exits, and no restart is launched onto it.
+   */
+  | {
+      readonly type: 'RecordProviderLiveness';
+      readonly providerId: string;
+      readonly online: boolean;
+      /** When discovery decided it (its clock). An offline from before the placement is stale. */
+      readonly at: string;
+      readonly lastSeenAt: string | null;
+      readonly now: Date;
     };
 
 export type Phase = 'new' | 'launching' | 'running' | 'stopping' | 'completed' | 'failed' | 'cancelled';
@@ -219,6 +243,8 @@ export interface ExecutionState {
   readonly disputed: Readonly<Record<string, true>>;
   /** Providers' faults, one per provider and kind. */
   readonly faults: readonly FaultRecord[];
+  /** Providers of the job discovery declared offline and that have not come back. */
+  readonly lostProviders: readonly string[];
   readonly stopping: {
     readonly attempt: number;
     readonly outcome: StopOutcome;
@@ -250,6 +276,7 @@ export const initialExecutionState: ExecutionState = {
   observed: {},
   disputed: {},
   faults: [],
+  lostProviders: [],
   stopping: null,
   usageSeq: 0,
   lastUsageAtMs: null,
@@ -353,6 +380,11 @@ export const jobExecutionDecider = (
         };
       case 'execution.released':
         return { ...s, released: true };
+      case 'execution.provider-lost':
+        if (s.lostProviders.includes(e.data.providerId)) return s;
+        return { ...s, lostProviders: [...s.lostProviders, e.data.providerId] };
+      case 'execution.provider-returned':
+        return { ...s, lostProviders: s.lostProviders.filter((p) => p !== e.data.providerId) };
       case 'execution.fault-recorded': {
         const { providerId, kind, verified, detail } = e.data;
         if (s.faults.some((f) => f.providerId === providerId && f.kind === kind)) return s;
@@ -501,13 +533,30 @@ export const jobExecutionDecider = (
         },
       });
 
+    /** A rank whose provider discovery declared offline: it will report nothing more. */
+    const onLostProvider = (rank: number): boolean => {
+      const providerId = s.ranks.find((r) => r.rank === rank)?.providerId;
+      return providerId !== undefined && s.lostProviders.includes(providerId);
+    };
+    /** Why the gang cannot be launched again on its placement, or null. */
+    const lostInGang = (): string | null => {
+      const lost = [...new Set(s.ranks.map((r) => r.providerId))].filter((p) => s.lostProviders.includes(p));
+      return lost.length === 0
+        ? null
+        : `the gang cannot restart without ${lost.join(', ')}, offline (replace_failed_node is not supported yet)`;
+    };
+
     const allStartedExited = (): boolean =>
-      Object.keys(s.started).every((rank) => s.exited[Number(rank)] !== undefined);
+      Object.keys(s.started).every(
+        (rank) => s.exited[Number(rank)] !== undefined || onLostProvider(Number(rank)),
+      );
 
     const finish = (now: Date): void => {
       const stopping = s.stopping;
       if (!stopping) return;
-      const outcome = stopping.outcome;
+      const gone = stopping.outcome.kind === 'restart' ? lostInGang() : null;
+      const outcome: StopOutcome =
+        gone === null ? stopping.outcome : { kind: 'failed', code: 'RANK_LOST', message: gone };
       switch (outcome.kind) {
         case 'restart':
           emit({
@@ -559,6 +608,11 @@ export const jobExecutionDecider = (
     /** A rank failed or was lost: the spec's recovery policy decides. */
     const gangFailed = (rank: LaunchedRank | undefined, code: string, message: string, now: Date): void => {
       const recovery = recoveryOf(s, rank);
+      const gone = lostInGang();
+      if (gone !== null && recovery && recovery.strategy !== 'stay_down') {
+        stop({ kind: 'failed', code, message: `${message}; ${gone}` }, now);
+        return;
+      }
       // restart_failed restarts the whole gang too: a collective cannot take one rank back alone.
       if (recovery && recovery.strategy !== 'stay_down' && s.restarts < recovery.maxRestarts) {
         emit({
@@ -860,6 +914,44 @@ export const jobExecutionDecider = (
           `${providerId} released reservation ${reservationIds} while the job held it`,
           now,
         );
+        return out;
+      }
+      case 'RecordProviderLiveness': {
+        const { providerId, online, at, lastSeenAt, now } = command;
+        if (!isActive(s.phase)) return [];
+        // A replayed backlog: the provider was offline before this job was placed on it.
+        if (!online && s.placement !== null && Date.parse(at) < Date.parse(s.placement.at)) return [];
+        if (online) {
+          if (!s.lostProviders.includes(providerId)) return [];
+          emit({
+            type: 'execution.provider-returned',
+            data: { jobId: jobId(), providerId, at: now.toISOString() },
+          });
+          return out;
+        }
+        const onIt = s.ranks.filter((r) => r.providerId === providerId);
+        if (onIt.length === 0 || s.lostProviders.includes(providerId)) return [];
+        emit({
+          type: 'execution.provider-lost',
+          data: { jobId: jobId(), providerId, lastSeenAt, at: now.toISOString() },
+        });
+        const since = lastSeenAt === null ? 'never heard of' : `last heard of at ${lastSeenAt}`;
+        // Ranks it held that had not ended: lost with it (while stopping, those yet to report).
+        const held = onIt.filter((r) => !s.exited[r.rank] && (s.phase !== 'stopping' || s.started[r.rank]));
+        // Discovery's liveness is the control plane's own evidence, so the fault is verified.
+        if (held.length > 0)
+          recordFault(
+            providerId,
+            'host-lost',
+            true,
+            `discovery declared ${providerId} offline at ${now.toISOString()} (${since}) while ranks ${held.map((r) => r.rank).join(', ')} (attempt ${s.attempt}) ran on it`,
+            now,
+          );
+        if (s.phase === 'stopping') {
+          if (allStartedExited()) finish(now);
+          return out;
+        }
+        gangFailed(onIt[0], 'RANK_LOST', `${providerId} went offline (${since})`, now);
         return out;
       }
       default: {
