@@ -17,12 +17,13 @@ import {
 import { ensureStreams } from '@gpunet/eventing';
 import { EventCollector, type NatsTestContext, requireDocker, useNats, waitFor } from '@gpunet/testing';
 import Docker from 'dockerode';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EdgeCliIo, runEdgeCli } from '../src/app/edge-cli';
 import { createIdentity } from '../src/infra/identity.store';
+import { removeWorkspaces } from '../src/infra/workspace';
 import { JOB_BASE_IMAGE, LABEL, SANDBOX_USER } from '../src/infra/runtime/docker-sandbox';
 import { type DockerInfo, dockerIsolation } from '../src/infra/runtime/isolation';
 import { FIXTURES } from './support/fixtures';
@@ -92,7 +93,8 @@ describe.skipIf(!docker)('provider-edge start with no --runtime', () => {
     });
     await Promise.all(left.map((c) => engine.getContainer(c.Id).remove({ force: true })));
     await nats?.cleanup();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    // The rank's workspace is a mounted file system the edge keeps until the job ends: unmount it.
+    if (dir) await removeWorkspaces(dir);
   }, 60_000);
 
   it('status before the first start says what the default runtime, docker, would report', async () => {
