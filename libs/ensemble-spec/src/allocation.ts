@@ -522,7 +522,15 @@ const normalizeFailureRecovery = (
     }
   }
   if (c.errors.length > before) return undefined;
-  return { strategy, maxRestarts, replaceFailedNode: replace, elastic, checkpointEnv };
+  let progressTimeoutMs: number | null = null;
+  if (fr?.progress_timeout !== undefined) {
+    const pPath = [...fPath, 'progress_timeout'];
+    const ms = unit(parseDurationMs(fr.progress_timeout, FIELD_LIMITS.maxDurationMs), pPath, c);
+    if (ms !== undefined && ms < FIELD_LIMITS.minProgressTimeoutMs)
+      c.error(pPath, 'OUT_OF_RANGE', `progress_timeout must be at least 1s, got ${fr.progress_timeout}`);
+    else if (ms !== undefined) progressTimeoutMs = ms;
+  }
+  return { strategy, maxRestarts, replaceFailedNode: replace, elastic, checkpointEnv, progressTimeoutMs };
 };
 
 /**

@@ -127,6 +127,9 @@ export const explainAllocation = (a: Allocation): string[] => {
     fr.replaceFailedNode ? 'replacing a failed node' : undefined,
     fr.elastic ? `elastic ${fr.elastic.minNodes}–${fr.elastic.maxNodes} nodes` : undefined,
     fr.checkpointEnv ? `checkpoints in $${fr.checkpointEnv}` : undefined,
+    fr.progressTimeoutMs !== null
+      ? `a rank silent for ${describeDurationUs(fr.progressTimeoutMs * 1000)} is hung`
+      : undefined,
   ].filter((e) => e !== undefined);
   lines.push(
     `  on failure: ${[recovery, ...extras].join(', ')}; stops after ${describeDurationUs(a.maxDurationMs * 1000)}`,

@@ -49,6 +49,7 @@ export const FIELD_LIMITS = Object.freeze({
   maxBandwidthBps: 10 ** 15,
   maxTflops: 1_000_000,
   maxRestarts: 1000,
+  minProgressTimeoutMs: 1000,
   maxEnvVars: 256,
   maxEnvValueLength: 32 * 1024,
   maxArgs: 1024,

@@ -131,6 +131,8 @@ export const FailureRecoverySchema = z.strictObject({
   replaceFailedNode: z.boolean(),
   elastic: z.strictObject({ minNodes: posInt, maxNodes: posInt }).nullable(),
   checkpointEnv: z.string().nullable(),
+  /** A rank silent (no output) this long is stopped by its edge as hung; null: never. */
+  progressTimeoutMs: posInt.nullable().default(null),
 });
 export type FailureRecovery = z.infer<typeof FailureRecoverySchema>;
 

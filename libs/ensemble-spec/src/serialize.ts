@@ -98,6 +98,7 @@ const allocation = (a: Allocation, ensembleMs: number): Obj => {
       replace_failed_node: fr.replaceFailedNode,
       elastic: orUndefined(fr.elastic, (e) => ({ min_nodes: e.minNodes, max_nodes: e.maxNodes })),
       checkpoint_env: fr.checkpointEnv ?? undefined,
+      progress_timeout: fr.progressTimeoutMs === null ? undefined : formatDurationMs(fr.progressTimeoutMs),
     }),
     max_duration: a.maxDurationMs === ensembleMs ? undefined : formatDurationMs(a.maxDurationMs),
     dns_name: a.dnsName === a.name ? undefined : a.dnsName,

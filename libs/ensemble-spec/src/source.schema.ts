@@ -488,6 +488,10 @@ export const FailureRecoverySource = z
         'Name of the environment variable in which gpunet passes the checkpoint directory that survives restarts. Not supported yet: refused (NOT_SUPPORTED).',
         { examples: ['CHECKPOINT_DIR'] },
       ).optional(),
+      progress_timeout: duration(
+        'A rank that prints nothing (stdout or stderr) for this long is hung — stuck in a collective, deadlocked — and is stopped by its edge; the recovery strategy then decides (RANK_HUNG). At least 1s. Default: none (a silent rank runs until max_duration).',
+        ['10m', '90s'],
+      ).optional(),
     },
     {
       error: (iss) =>

@@ -88,6 +88,7 @@ describe('the base spec', () => {
         replaceFailedNode: false,
         elastic: null,
         checkpointEnv: null,
+        progressTimeoutMs: null,
       },
       maxDurationMs: 7_200_000,
       dnsName: 'trainer',
@@ -863,6 +864,7 @@ describe('failure_recovery', () => {
           replaceFailedNode: false,
           elastic: null,
           checkpointEnv: null,
+          progressTimeoutMs: null,
         }),
     },
     {
@@ -909,6 +911,21 @@ describe('failure_recovery', () => {
       name: 'checkpoint_env, not honoured yet',
       patch: (s) => fr(s, { strategy: 'restart_all', checkpoint_env: 'CKPT' }),
       error: { path: `${F}.checkpoint_env`, code: 'NOT_SUPPORTED', message: /checkpoint directory/ },
+    },
+    {
+      name: 'progress_timeout',
+      patch: (s) => fr(s, { strategy: 'restart_all', progress_timeout: '90s' }),
+      check: (spec) => expect(trainerOf(spec).failureRecovery.progressTimeoutMs).toBe(90_000),
+    },
+    {
+      name: 'progress_timeout under a second',
+      patch: (s) => fr(s, { strategy: 'restart_all', progress_timeout: '500ms' }),
+      error: { path: `${F}.progress_timeout`, code: 'OUT_OF_RANGE', message: /at least 1s/ },
+    },
+    {
+      name: 'progress_timeout without a unit',
+      patch: (s) => fr(s, { progress_timeout: 90 }),
+      error: { path: `${F}.progress_timeout`, code: 'INVALID_TYPE' },
     },
     {
       name: 'checkpoint_env invalid',

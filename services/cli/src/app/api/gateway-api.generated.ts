@@ -1070,6 +1070,12 @@ export interface components {
        * @example CHECKPOINT_DIR
        */
       readonly checkpoint_env?: string;
+      /**
+       * @description A rank that prints nothing (stdout or stderr) for this long is hung — stuck in a collective, deadlocked — and is stopped by its edge; the recovery strategy then decides (RANK_HUNG). At least 1s. Default: none (a silent rank runs until max_duration).
+       * @example 10m
+       * @example 90s
+       */
+      readonly progress_timeout?: string;
     };
     /**
      * resources.gpus

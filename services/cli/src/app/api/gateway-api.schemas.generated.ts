@@ -833,6 +833,14 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
             'Name of the environment variable in which gpunet passes the checkpoint directory that survives restarts. Not supported yet: refused (NOT_SUPPORTED).',
           examples: ['CHECKPOINT_DIR'],
         },
+        progress_timeout: {
+          type: 'string',
+          maxLength: 64,
+          pattern: '^((0|[1-9][0-9]*)(\\.[0-9]+)?(d|h|m|s|ms|us))+$',
+          description:
+            'A rank that prints nothing (stdout or stderr) for this long is hung — stuck in a collective, deadlocked — and is stopped by its edge; the recovery strategy then decides (RANK_HUNG). At least 1s. Default: none (a silent rank runs until max_duration).',
+          examples: ['10m', '90s'],
+        },
       },
       additionalProperties: false,
       title: 'failure_recovery',
