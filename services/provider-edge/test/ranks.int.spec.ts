@@ -377,6 +377,33 @@ describe('the edge runs ranks as processes', () => {
     expect(await exitOf('job-max')).toMatchObject({ signal: 'SIGTERM', stopReason: 'max-duration' });
   }, 60_000);
 
+  it('stops a rank silent for its progress timeout as hung (no-progress); one that keeps printing runs on', async () => {
+    const agent = await agentIn(await edgeDir());
+    await reserve(agent.edgeId, 'res-h', 'job-hung', [agent.inventory.gpus[0]!.uuid]);
+    await reserve(agent.edgeId, 'res-t', 'job-talks', [agent.inventory.gpus[1]!.uuid]);
+    // Prints, then blocks without a word, as a rank stuck in a collective does.
+    await start(
+      agent.edgeId,
+      startCommand('job-hung', 'res-h', {
+        cmd: ['/bin/sh', '-c', 'echo step 1; sleep 1000'],
+        progressTimeoutMs: 1_500,
+      }),
+    );
+    // Prints every 0.3 s for 3 s, longer than the timeout, and exits 0.
+    await start(
+      agent.edgeId,
+      startCommand('job-talks', 'res-t', {
+        cmd: ['/bin/sh', '-c', 'for i in 1 2 3 4 5 6 7 8 9 10; do echo $i; sleep 0.3; done'],
+        progressTimeoutMs: 1_500,
+      }),
+    );
+    const hung = await exitOf('job-hung');
+    expect(hung).toMatchObject({ signal: 'SIGTERM', stopReason: 'no-progress' });
+    expect(hung.wallSeconds).toBeGreaterThanOrEqual(1.5);
+    expect(hung.wallSeconds).toBeLessThan(10);
+    expect(await exitOf('job-talks')).toMatchObject({ exitCode: 0, signal: null, stopReason: null });
+  }, 60_000);
+
   it('ships a flood of output without blocking the rank, counting what it dropped', async () => {
     const agent = await agentIn(await edgeDir());
     await reserve(agent.edgeId, 'res-f', 'job-flood', [agent.inventory.gpus[0]!.uuid]);

@@ -100,6 +100,9 @@ interface Live {
   readonly startedMono: number;
   stopReason: string | null;
   deadline: NodeJS.Timeout | undefined;
+  /** Monotonic time of the rank's last output line (its progress signal). */
+  lastOutputMono: number;
+  progress: NodeJS.Timeout | undefined;
 }
 
 const commandRegistry = createRegistry([StartRankOnEdge, StopRanksOnEdge]);
@@ -213,7 +216,10 @@ export class RankAgent {
     // that never reports an exit must not keep the edge from stopping).
     const until = performance.now() + 30_000;
     while (this.live.size > 0 && performance.now() < until) await new Promise((r) => setTimeout(r, 10));
-    for (const l of this.live.values()) clearTimeout(l.deadline);
+    for (const l of this.live.values()) {
+      clearTimeout(l.deadline);
+      clearTimeout(l.progress);
+    }
   }
 
   /** Resolves once every queued status was acknowledged. */
@@ -520,14 +526,18 @@ export class RankAgent {
       startedMono: performance.now(),
       stopReason: null,
       deadline: undefined,
+      lastOutputMono: performance.now(),
+      progress: undefined,
     };
     handle.onOutput((stream, line) => {
+      live.lastOutputMono = performance.now();
       // The contract bounds a line; runtimes may cut longer (docker: 64 KiB).
       for (let i = 0; i === 0 || i < line.length; i += MAX_LINE_CHARS)
         live.logs[stream].push(line.slice(i, i + MAX_LINE_CHARS));
     });
     this.live.set(key, live);
     this.armDeadline(live, Date.parse(startedAt) + req.maxDurationMs);
+    if (req.progressTimeoutMs !== null) this.watchProgress(live, req.progressTimeoutMs);
     const stoppedMeanwhile = this.recentStops.find((s) => s.seq > stopSeqAtStart && this.matches(s, req));
     if (stoppedMeanwhile || this.stopping) {
       live.stopReason = stoppedMeanwhile?.reason ?? 'shutdown';
@@ -580,10 +590,32 @@ export class RankAgent {
     );
   }
 
+  /**
+   * The progress timeout: a rank that printed nothing for `timeoutMs` is hung (stuck in a
+   * collective, deadlocked) and is stopped with `stopReason: "no-progress"`.
+   */
+  private watchProgress(live: Live, timeoutMs: number): void {
+    const check = (): void => {
+      const silentMs = performance.now() - live.lastOutputMono;
+      if (silentMs < timeoutMs) {
+        live.progress = setTimeout(check, Math.min(timeoutMs - silentMs, MAX_TIMER_MS));
+        return;
+      }
+      live.stopReason ??= 'no-progress';
+      this.options.log('warn', 'rank printed nothing for its progress timeout; stopping it as hung', {
+        key: keyOf(live.record),
+        progressTimeoutMs: timeoutMs,
+      });
+      void live.handle.stop(this.options.stopGraceMs ?? 10_000);
+    };
+    live.progress = setTimeout(check, Math.min(timeoutMs, MAX_TIMER_MS));
+  }
+
   private async onExit(key: string, exit: RankExit): Promise<void> {
     const live = this.live.get(key);
     if (!live) return;
     clearTimeout(live.deadline);
+    clearTimeout(live.progress);
     live.logs.stdout.close();
     live.logs.stderr.close();
     const record: RankRecord = {

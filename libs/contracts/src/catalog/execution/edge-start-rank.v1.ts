@@ -62,6 +62,12 @@ export const StartRankOnEdge = defineCommand({
     limits: RankLimitsSchema,
     /** The edge stops the rank after this long, whatever execution says. */
     maxDurationMs: z.int().min(1),
+    /**
+     * The edge stops a rank that printed nothing (stdout or stderr) for this long, as hung
+     * (`stopReason: "no-progress"`); null: never (the spec's `failure_recovery.progress_timeout`).
+     * Absent from older senders: null.
+     */
+    progressTimeoutMs: z.int().min(1000).nullable().default(null),
     /** The overlay interface the rank's network lives on; null: the host's network (dev/CI). */
     overlay: z.strictObject({ interface: text(15), address: z.ipv4() }).nullable(),
   }),
