@@ -779,3 +779,67 @@ describe("discovery's liveness: a provider of the gang goes offline", () => {
     expect(play(once, liveness(A, false, 12)).decided).toEqual([]);
   });
 });
+
+describe('the progress timeout: a rank its edge stopped as hung', () => {
+  it('is RANK_HUNG, no provider fault, and the gang restarts per its policy', () => {
+    const spec = specOf({ strategy: 'restart_all', maxRestarts: 1, progressTimeout: '30s' });
+    const h = launched(spec);
+    const { decided } = play(
+      h,
+      running(h, 0),
+      running(h, 1),
+      status(
+        h,
+        0,
+        {
+          state: 'exited',
+          exitCode: null,
+          signal: 'SIGTERM',
+          stopReason: 'no-progress',
+          wallSeconds: 40,
+          exitedAt: at(41).toISOString(),
+        },
+        41,
+      ),
+    );
+    expect(types(decided)).not.toContain('execution.fault-recorded');
+    expect(decided.find((e) => e.type === 'job.restarting')).toMatchObject({
+      data: {
+        attempt: 2,
+        reason: {
+          code: 'RANK_HUNG',
+          message: expect.stringMatching(
+            /^rank 0 on .* printed nothing for 30 s \(failure_recovery\.progress_timeout\): stopped as hung$/,
+          ),
+        },
+      },
+    });
+  });
+
+  it('with stay_down fails the job RANK_HUNG', () => {
+    const spec = specOf({ strategy: 'stay_down', progressTimeout: '30s' });
+    const h = launched(spec);
+    const end = play(
+      h,
+      running(h, 0),
+      running(h, 1),
+      status(
+        h,
+        1,
+        {
+          state: 'exited',
+          exitCode: 143,
+          signal: null,
+          stopReason: 'no-progress',
+          wallSeconds: 40,
+          exitedAt: at(41).toISOString(),
+        },
+        41,
+      ),
+      exited(h, 0, 143, 42, 1, 42),
+    );
+    expect(end.decided.find((e) => e.type === 'job.failed')).toMatchObject({
+      data: { reason: { code: 'RANK_HUNG' }, faults: [] },
+    });
+  });
+});

@@ -178,6 +178,43 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
     return undefined;
   };
 
+  /** Waits for rank 2 of `jobId` to train (a step line); true once it does. */
+  const rank2Training = (jobId: string) =>
+    withExplanation(jobId, () =>
+      waitFor(() => rankLines(jobId).some((l) => l['rank'] === 2 && l['event'] === 'step'), {
+        timeoutMs: 180_000,
+        description: 'rank 2 training',
+      }),
+    );
+
+  /** Sends `signal` to a job's rank process on this machine (`training`: it was seen training). */
+  const signalTrainingRank = (jobId: string, rank: number, signal: NodeJS.Signals, training: boolean) => {
+    const pid = rankPid(jobId, rank);
+    expect(training && pid, `rank ${rank} trains on this machine`).toBeTruthy();
+    process.kill(pid!, signal);
+  };
+
+  /**
+   * The job completed after one restart: attempt 2 trained on all four ranks, each once, and attempt
+   * 1 never finished. Returns the end and the restart's payload.
+   */
+  const completedAfterRestart = async (jobId: string) => {
+    const end = await endOf(jobId);
+    expect(end.type, explain(jobId)).toBe('job.completed');
+    const restart = c.events.items.find(
+      (e) => e.type === 'job.restarting' && (e.data as { jobId: string }).jobId === jobId,
+    )?.data;
+    const done = rankLines(jobId).filter((l) => l['event'] === 'done');
+    expect(
+      done
+        .filter((d) => d.attempt === 2)
+        .map((d) => d['rank'])
+        .sort(),
+    ).toEqual([0, 1, 2, 3]);
+    expect(done.filter((d) => d.attempt === 1)).toEqual([]);
+    return { end, restart };
+  };
+
   it('benchmarking measures both providers: simulated profiles, the link between them, the network query', async () => {
     const ids = edges.map((e) => e.edgeId);
     const measured = await awaitMeasurements(c.nats.nc, c.nats.prefix, ids, {
@@ -262,31 +299,10 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
   it('a rank killed mid-run: every rank restarts as attempt 2 (restart_all) and the job completes', async () => {
     const jobId = 'job-e2e-rank-killed';
     await submitJob(c, { jobId, tenantId: 'tenant-e2e', spec: longSpec(), gpus: 4 });
-    await withExplanation(jobId, () =>
-      waitFor(() => rankLines(jobId).some((l) => l['rank'] === 2 && l['event'] === 'step'), {
-        timeoutMs: 180_000,
-        description: 'rank 2 training',
-      }),
-    );
-    const pid = rankPid(jobId, 2);
-    expect(pid, 'rank 2 runs on this machine').toBeDefined();
-    process.kill(pid!, 'SIGKILL');
+    signalTrainingRank(jobId, 2, 'SIGKILL', await rank2Training(jobId));
 
-    const end = await endOf(jobId);
-    expect(end.type, explain(jobId)).toBe('job.completed');
-    const restart = c.events.items.find(
-      (e) => e.type === 'job.restarting' && (e.data as { jobId: string }).jobId === jobId,
-    );
-    expect(restart?.data).toMatchObject({ attempt: 2 });
-    // Attempt 2 trained on all four ranks, each once; attempt 1 never finished.
-    const done = rankLines(jobId).filter((l) => l['event'] === 'done');
-    expect(
-      done
-        .filter((d) => d.attempt === 2)
-        .map((d) => d['rank'])
-        .sort(),
-    ).toEqual([0, 1, 2, 3]);
-    expect(done.filter((d) => d.attempt === 1)).toEqual([]);
+    const { end, restart } = await completedAfterRestart(jobId);
+    expect(restart).toMatchObject({ attempt: 2 });
     // Usage covers what ran on both providers, over both attempts.
     const completed = end.data as PayloadOf<typeof JobCompleted>;
     expect(completed.usage.map((u) => u.providerId).sort()).toEqual(edges.map((e) => e.edgeId).sort());
@@ -320,6 +336,24 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
         (e) => e.type === 'job.restarting' && (e.data as { jobId: string }).jobId === jobId,
       ),
     ).toBe(false);
+  }, 400_000);
+
+  it('a rank blocked in a collective: the progress timeout stops the hung gang, which restarts and completes', async () => {
+    const jobId = 'job-e2e-rank-hung';
+    const spec = longSpec();
+    const a = spec.allocations[0]!;
+    a.failureRecovery = { ...a.failureRecovery, progressTimeoutMs: 15_000 };
+    await submitJob(c, { jobId, tenantId: 'tenant-e2e', spec, gpus: 4 });
+    // Rank 2 stops dead: the other ranks block in their next all-reduce, and nobody prints.
+    signalTrainingRank(jobId, 2, 'SIGSTOP', await rank2Training(jobId));
+
+    const { end, restart } = await completedAfterRestart(jobId);
+    expect(restart, explain(jobId)).toMatchObject({
+      attempt: 2,
+      reason: { code: 'RANK_HUNG', message: expect.stringContaining('failure_recovery.progress_timeout') },
+    });
+    // A hung rank is the job's own stall: no provider is at fault.
+    expect((end.data as PayloadOf<typeof JobCompleted>).faults).toEqual([]);
   }, 400_000);
 
   // Last: it leaves beta dead.

@@ -747,7 +747,10 @@ export const jobExecutionDecider = (
           // died on its host (a signal, or a container's 128 + signal exit code). A plain non-zero
           // exit is the job's own code failing, not the provider's fault. Only the edge says how,
           // so the fault is not verified (never slashed).
-          if (killedByHost(status) && status.stopReason !== 'max-duration')
+          // A rank its edge stopped as hung (no output for the spec's progress timeout) is the
+          // job's own stall, not the provider's fault.
+          const hung = status.stopReason === 'no-progress';
+          if (killedByHost(status) && status.stopReason !== 'max-duration' && !hung)
             recordFault(
               edgeId,
               'rank-crashed',
@@ -755,7 +758,17 @@ export const jobExecutionDecider = (
               `rank ${status.rank} (attempt ${status.attempt}) exited with ${how}${status.stopReason ? ` (${status.stopReason})` : ''}, reported at ${now.toISOString()}`,
               now,
             );
-          gangFailed(rank, 'RANK_FAILED', `rank ${status.rank} on ${edgeId} exited with ${how}`, now);
+          if (hung) {
+            const timeoutMs = recoveryOf(s, rank)?.progressTimeoutMs ?? null;
+            const silent =
+              timeoutMs === null ? '' : ` for ${timeoutMs / 1000} s (failure_recovery.progress_timeout)`;
+            gangFailed(
+              rank,
+              'RANK_HUNG',
+              `rank ${status.rank} on ${edgeId} printed nothing${silent}: stopped as hung`,
+              now,
+            );
+          } else gangFailed(rank, 'RANK_FAILED', `rank ${status.rank} on ${edgeId} exited with ${how}`, now);
           return out;
         }
         const allDone = s.ranks.every(

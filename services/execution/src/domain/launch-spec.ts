@@ -317,6 +317,7 @@ export const startCommands = (
         pids: null,
       },
       maxDurationMs: allocation.maxDurationMs,
+      progressTimeoutMs: allocation.failureRecovery.progressTimeoutMs,
       overlay:
         network.interface !== null && overlayAddress !== null
           ? { interface: network.interface, address: overlayAddress }

@@ -20,6 +20,7 @@ export interface SpecOptions {
   readonly maxDuration?: string;
   readonly cmd?: readonly string[];
   readonly env?: Readonly<Record<string, string>>;
+  readonly progressTimeout?: string;
 }
 
 /** A process-executor spec of one allocation `main`, one GPU per rank. */
@@ -48,6 +49,7 @@ export const specOf = (o: SpecOptions = {}): NormalizedSpec => {
     '    failure_recovery:',
     `      strategy: ${strategy}`,
     ...(strategy === 'stay_down' ? [] : [`      max_restarts: ${o.maxRestarts ?? 1}`]),
+    ...(o.progressTimeout === undefined ? [] : [`      progress_timeout: ${o.progressTimeout}`]),
   ];
   return parseEnsembleSpecOrThrow(lines.join('\n'));
 };
