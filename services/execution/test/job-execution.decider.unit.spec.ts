@@ -843,3 +843,69 @@ describe('the progress timeout: a rank its edge stopped as hung', () => {
     });
   });
 });
+
+describe("settlement's escrow.exhausted: the job is stopped", () => {
+  const exhausted = (s: number, jobId = JOB): ExecutionCommand => ({
+    type: 'StopForEscrow',
+    jobId,
+    unbilledGpuSeconds: 12,
+    now: at(s),
+  });
+
+  it('a running job stops and fails ESCROW_EXHAUSTED once its ranks exited', () => {
+    let h = launched();
+    h = play(h, running(h, 0), running(h, 1)).history;
+    const first = play(h, exhausted(10));
+    expect(first.decided).toMatchObject([
+      {
+        type: 'execution.stop-ordered',
+        data: {
+          outcome: {
+            kind: 'failed',
+            code: 'ESCROW_EXHAUSTED',
+            message: 'the job used more than its escrow covers (12 GPU-seconds unpaid): stopped',
+          },
+        },
+      },
+    ]);
+    const end = play(first.history, exited(h, 0, 143, 10, 1, 11), exited(h, 1, 143, 10, 1, 11));
+    expect(end.decided.at(-1)).toMatchObject({
+      type: 'job.failed',
+      data: { reason: { code: 'ESCROW_EXHAUSTED' } },
+    });
+  });
+
+  it('a restart under way becomes the end; a failure already decided stands', () => {
+    let h = launched();
+    h = play(h, running(h, 0), running(h, 1), exited(h, 0, 1, 5, 1, 5)).history;
+    const { decided } = play(h, exhausted(6), exited(h, 1, 143, 6, 1, 6));
+    expect(types(decided)).not.toContain('job.launching');
+    expect(decided.at(-1)).toMatchObject({
+      type: 'job.failed',
+      data: { reason: { code: 'ESCROW_EXHAUSTED' } },
+    });
+
+    const stayDown = launched(specOf({ strategy: 'stay_down' }));
+    const failing = play(
+      stayDown,
+      running(stayDown, 0),
+      running(stayDown, 1),
+      exited(stayDown, 0, 1, 5, 1, 5),
+    ).history;
+    expect(play(failing, exhausted(6)).decided).toEqual([]);
+  });
+
+  it('changes nothing for another job, a job not launched, or an ended one', () => {
+    const h = launched();
+    expect(play(h, exhausted(3, 'job-other')).decided).toEqual([]);
+    expect(play([submitted(), placed], exhausted(3)).decided).toEqual([]);
+    const done = play(
+      h,
+      running(h, 0),
+      running(h, 1),
+      exited(h, 0, 0, 3, 1, 3),
+      exited(h, 1, 0, 3, 1, 3),
+    ).history;
+    expect(play(done, exhausted(4)).decided).toEqual([]);
+  });
+});

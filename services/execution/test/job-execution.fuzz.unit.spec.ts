@@ -134,6 +134,17 @@ const commandArb: fc.Arbitrary<ExecutionCommand> = fc.oneof(
   {
     weight: 1,
     arbitrary: fc
+      .nat(4000)
+      .map((second): ExecutionCommand => ({
+        type: 'StopForEscrow',
+        jobId: JOB,
+        unbilledGpuSeconds: 1,
+        now: at(second),
+      })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
       .subarray(reservationIds)
       .map((reservations): ExecutionCommand => ({ type: 'MarkReleased', reservations, now: at(10) })),
   },

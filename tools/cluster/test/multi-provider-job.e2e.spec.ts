@@ -55,7 +55,14 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
 
   beforeAll(async () => {
     c = await startCluster('f6e2e', ['settlement', 'discovery', 'benchmarking', 'scheduler', 'execution'], {
-      execution: { EXECUTION_USAGE_PERIOD: '2s', EXECUTION_START_BARRIER: '2m', EXECUTION_TICK: '500ms' },
+      // A running rank's progress is recorded every heartbeat timeout / 4 (here 5 s): usage grows
+      // while a job runs, not only at its end.
+      execution: {
+        EXECUTION_USAGE_PERIOD: '2s',
+        EXECUTION_START_BARRIER: '2m',
+        EXECUTION_TICK: '500ms',
+        EXECUTION_HEARTBEAT_TIMEOUT: '20s',
+      },
       // The edges beat every second: five silent seconds is an edge lost, not a slow one.
       discovery: { LIVENESS_WINDOW: '5s', LIVENESS_SWEEP_INTERVAL: '1s' },
     });
@@ -138,12 +145,12 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
   };
 
   /** The spec with a longer training run (so that a rank or a service can be killed mid-run). */
-  const longSpec = () => {
+  const longSpec = (steps = 3000) => {
     const parsed = parseEnsembleSpec(readFileSync(join(ROOT, SPEC), 'utf8'));
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
     const spec = structuredClone(parsed.spec);
     const a = spec.allocations[0]!;
-    a.execution.cmd = a.execution.cmd.map((arg, i, all) => (all[i - 1] === '--steps' ? '3000' : arg));
+    a.execution.cmd = a.execution.cmd.map((arg, i, all) => (all[i - 1] === '--steps' ? String(steps) : arg));
     return spec;
   };
 
@@ -354,6 +361,35 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
     });
     // A hung rank is the job's own stall: no provider is at fault.
     expect((end.data as PayloadOf<typeof JobCompleted>).faults).toEqual([]);
+  }, 400_000);
+
+  it('usage past the escrow: settlement says escrow.exhausted, execution stops the job', async () => {
+    const jobId = 'job-e2e-escrow-exhausted';
+    // Escrow for 2 GPUs × 10 s while 4 GPUs run: usage outruns it within seconds, as a replacement
+    // provider's would (the only way a job's usage can pass its escrow).
+    await submitJob(c, {
+      jobId,
+      tenantId: 'tenant-e2e',
+      spec: longSpec(100_000),
+      gpus: 2,
+      maxDurationSeconds: 10,
+    });
+    const end = await endOf(jobId);
+    expect(end.type, explain(jobId)).toBe('job.failed');
+    const failed = end.data as PayloadOf<typeof JobFailed>;
+    expect(failed.reason).toMatchObject({
+      code: 'ESCROW_EXHAUSTED',
+      message: expect.stringMatching(
+        /^the job used more than its escrow covers \(\d+ GPU-seconds unpaid\): stopped$/,
+      ),
+    });
+    const exhausted = c.events.items.find(
+      (e) => e.type === 'escrow.exhausted' && (e.data as { jobId: string }).jobId === jobId,
+    );
+    expect(exhausted, explain(jobId)).toBeDefined();
+    expect(Date.parse(exhausted!.occurredAt)).toBeLessThanOrEqual(Date.parse(end.occurredAt));
+    // The job was stopped: its ranks never finished training.
+    expect(rankLines(jobId).filter((l) => l['event'] === 'done')).toEqual([]);
   }, 400_000);
 
   // Last: it leaves beta dead.

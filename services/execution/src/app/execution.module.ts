@@ -17,6 +17,7 @@ import { JobPlacementsHandler } from './job-placements.handler';
 import { type ExecutionClock, JobProcessManager } from './job-process.manager';
 import { JobSubmissionsHandler } from './job-submissions.handler';
 import { PROVIDER_DIRECTORY, type ProviderDirectory } from './provider-directory.port';
+import { EscrowHandler } from './escrow.handler';
 import { ProviderLivenessHandler } from './provider-liveness.handler';
 import { ProvidersHandler } from './providers.handler';
 import { RANK_NETWORK, type RankNetwork } from './rank-network.port';
@@ -101,6 +102,7 @@ export class ExecutionModule {
         ProvidersHandler,
         ReservationsHandler,
         ProviderLivenessHandler,
+        EscrowHandler,
       ],
       providers: [
         { provide: EXECUTION_METRICS, useFactory: () => executionMetrics(options.metrics) },

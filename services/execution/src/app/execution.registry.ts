@@ -4,6 +4,7 @@ import {
   DeadLettersStream,
   DiscoveryStream,
   EdgeRanksStream,
+  EscrowExhausted,
   executionMessages,
   ExecutionStream,
   GatewayStream,
@@ -18,6 +19,7 @@ import {
   ProviderRegistered,
   ProviderReservationsChanged,
   SchedulerStream,
+  SettlementStream,
   type StreamDefinition,
 } from '@gpunet/contracts';
 
@@ -34,17 +36,19 @@ export const executionRegistry = (): MessageRegistry =>
       ProviderReservationsChanged,
       ProviderOffline,
       ProviderOnline,
+      EscrowExhausted,
       OverlayPathsReported,
     ],
     catalogUpcasters,
   );
 
-/** The streams execution consumes (GATEWAY, SCHEDULER, EDGE_RANKS, DISCOVERY) and writes. */
+/** The streams execution consumes (GATEWAY, SCHEDULER, EDGE_RANKS, DISCOVERY, SETTLEMENT) and writes. */
 export const executionStreams: readonly StreamDefinition[] = [
   DeadLettersStream,
   GatewayStream,
   SchedulerStream,
   EdgeRanksStream,
   DiscoveryStream,
+  SettlementStream,
   ExecutionStream,
 ];

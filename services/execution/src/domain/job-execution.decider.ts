@@ -198,6 +198,16 @@ export type ExecutionCommand =
    * A gang's ranks on an offline provider are lost at once, without waiting for the heartbeat
    * timeout; the stop does not wait for their exits, and no restart is launched onto it.
    */
+  /**
+   * Settlement's `escrow.exhausted`: the job used more than its escrow covers, and usage past it is
+   * not paid. The job is stopped (`ESCROW_EXHAUSTED`); a restart under way becomes that end.
+   */
+  | {
+      readonly type: 'StopForEscrow';
+      readonly jobId: string;
+      readonly unbilledGpuSeconds: number;
+      readonly now: Date;
+    }
   | {
       readonly type: 'RecordProviderLiveness';
       readonly providerId: string;
@@ -927,6 +937,33 @@ export const jobExecutionDecider = (
           `${providerId} released reservation ${reservationIds} while the job held it`,
           now,
         );
+        return out;
+      }
+      case 'StopForEscrow': {
+        const { now } = command;
+        if (command.jobId !== s.jobId || !isActive(s.phase)) return [];
+        const outcome: StopOutcome = {
+          kind: 'failed',
+          code: 'ESCROW_EXHAUSTED',
+          message: `the job used more than its escrow covers (${command.unbilledGpuSeconds} GPU-seconds unpaid): stopped`,
+        };
+        if (s.phase === 'stopping') {
+          // A restart under way becomes the end; a failure or cancel already decided stands.
+          if (s.stopping?.outcome.kind !== 'restart') return [];
+          emit({
+            type: 'execution.stop-ordered',
+            data: {
+              jobId: jobId(),
+              attempt: s.stopping.attempt,
+              outcome,
+              stopUntil: iso(s.stopping.stopUntilMs),
+              at: now.toISOString(),
+            },
+          });
+          if (allStartedExited()) finish(now);
+          return out;
+        }
+        stop(outcome, now);
         return out;
       }
       case 'RecordProviderLiveness': {

@@ -100,7 +100,14 @@ export const openEconomy = (
 /** Submits a job as the gateway does: `job.submitted` v2 with the normalized spec and its terms. */
 export const submitJob = (
   c: ClusterUnderTest,
-  job: { jobId: string; tenantId: string; spec: NormalizedSpec; gpus: number },
+  job: {
+    jobId: string;
+    tenantId: string;
+    spec: NormalizedSpec;
+    gpus: number;
+    /** What the submission tells settlement to hold escrow for; default the spec's max duration. */
+    maxDurationSeconds?: number;
+  },
 ): Promise<Envelope> =>
   publishAs(jetstream(c.nats.nc), c.nats.prefix, JobSubmitted, {
     jobId: job.jobId,
@@ -110,7 +117,7 @@ export const submitJob = (
     gpus: job.gpus,
     gpuClasses: [GPU_CLASS],
     maxPricePerGpuHour: PRICE_PER_GPU_HOUR.toString(),
-    maxDurationSeconds: Math.ceil(job.spec.maxDurationMs / 1000),
+    maxDurationSeconds: job.maxDurationSeconds ?? Math.ceil(job.spec.maxDurationMs / 1000),
     submittedAt: new Date().toISOString(),
     spec: job.spec,
   });
