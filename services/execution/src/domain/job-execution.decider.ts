@@ -615,6 +615,26 @@ export const jobExecutionDecider = (
       if (allStartedExited()) finish(now);
     };
 
+    /**
+     * While the gang stops: a restart under way becomes `outcome` (the same stop, the same wait); a
+     * failure or cancel already decided stands. Decides at once when nothing runs any more.
+     */
+    const endInsteadOfRestart = (outcome: StopOutcome, now: Date): void => {
+      const stopping = s.stopping;
+      if (stopping?.outcome.kind === 'restart')
+        emit({
+          type: 'execution.stop-ordered',
+          data: {
+            jobId: jobId(),
+            attempt: stopping.attempt,
+            outcome,
+            stopUntil: iso(stopping.stopUntilMs),
+            at: now.toISOString(),
+          },
+        });
+      if (allStartedExited()) finish(now);
+    };
+
     /** A rank failed or was lost: the spec's recovery policy decides. */
     const gangFailed = (rank: LaunchedRank | undefined, code: string, message: string, now: Date): void => {
       const recovery = recoveryOf(s, rank);
@@ -820,19 +840,7 @@ export const jobExecutionDecider = (
           return out;
         }
         if (s.phase === 'stopping') {
-          // A restart in progress becomes the end; a failure already decided stands.
-          if (s.stopping?.outcome.kind === 'restart')
-            emit({
-              type: 'execution.stop-ordered',
-              data: {
-                jobId: jobId(),
-                attempt: s.stopping.attempt,
-                outcome: { kind: 'cancelled', reason: command.reason },
-                stopUntil: iso(s.stopping.stopUntilMs),
-                at: now.toISOString(),
-              },
-            });
-          if (allStartedExited()) finish(now);
+          endInsteadOfRestart({ kind: 'cancelled', reason: command.reason }, now);
           return out;
         }
         stop({ kind: 'cancelled', reason: command.reason }, now);
@@ -948,19 +956,8 @@ export const jobExecutionDecider = (
           message: `the job used more than its escrow covers (${command.unbilledGpuSeconds} GPU-seconds unpaid): stopped`,
         };
         if (s.phase === 'stopping') {
-          // A restart under way becomes the end; a failure or cancel already decided stands.
           if (s.stopping?.outcome.kind !== 'restart') return [];
-          emit({
-            type: 'execution.stop-ordered',
-            data: {
-              jobId: jobId(),
-              attempt: s.stopping.attempt,
-              outcome,
-              stopUntil: iso(s.stopping.stopUntilMs),
-              at: now.toISOString(),
-            },
-          });
-          if (allStartedExited()) finish(now);
+          endInsteadOfRestart(outcome, now);
           return out;
         }
         stop(outcome, now);
