@@ -133,14 +133,12 @@ const commandArb: fc.Arbitrary<ExecutionCommand> = fc.oneof(
   },
   {
     weight: 1,
-    arbitrary: fc
-      .nat(4000)
-      .map((second): ExecutionCommand => ({
-        type: 'StopForEscrow',
-        jobId: JOB,
-        unbilledGpuSeconds: 1,
-        now: at(second),
-      })),
+    arbitrary: fc.nat(4000).map((second): ExecutionCommand => ({
+      type: 'StopForEscrow',
+      jobId: JOB,
+      unbilledGpuSeconds: 1,
+      now: at(second),
+    })),
   },
   {
     weight: 1,

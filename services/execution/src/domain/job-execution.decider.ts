@@ -194,11 +194,6 @@ export type ExecutionCommand =
       readonly now: Date;
     }
   /**
-   * Discovery's liveness: a provider went offline (`lastSeenAt`, its last heartbeat) or came back.
-   * A gang's ranks on an offline provider are lost at once, without waiting for the heartbeat
-   * timeout; the stop does not wait for their exits, and no restart is launched onto it.
-   */
-  /**
    * Settlement's `escrow.exhausted`: the job used more than its escrow covers, and usage past it is
    * not paid. The job is stopped (`ESCROW_EXHAUSTED`); a restart under way becomes that end.
    */
@@ -208,6 +203,11 @@ export type ExecutionCommand =
       readonly unbilledGpuSeconds: number;
       readonly now: Date;
     }
+  /**
+   * Discovery's liveness: a provider went offline (`lastSeenAt`, its last heartbeat) or came back.
+   * A gang's ranks on an offline provider are lost at once, without waiting for the heartbeat
+   * timeout; the stop does not wait for their exits, and no restart is launched onto it.
+   */
   | {
       readonly type: 'RecordProviderLiveness';
       readonly providerId: string;
