@@ -10,7 +10,8 @@
  * Workload per job: fund the escrow (1 transfer); accrue usage for `usage` providers, three legs
  * each, as pending transfers (3 × usage); settle — post every pending transfer, refund the rest
  * (3 × usage + 1). `writers` concurrent connections, each a job at a time, one statement per step
- * (autocommit: one statement is one transaction). Shared accounts: the platform's fees and 4
+ * (autocommit: one statement is one transaction) — or, with `perStatement` N > 0, each step cut into
+ * statements of at most N transfers (1: every transfer its own statement and transaction). Shared accounts: the platform's fees and 4
  * subnet treasuries (each striped 16 ways, as the service stripes them), 64 provider payables,
  * 32 tenant wallets.
  */
@@ -28,10 +29,21 @@ import type { Transfer } from '../src/domain/ledger/transfer';
 import { ledgerSchemaSql } from '../src/infra/migrations/0001-ledger.migration';
 import { PostgresLedger, type Sql } from '../src/infra/postgres-ledger';
 
-const [phase = 'ledger', jobsArg = '600', writersArg = '8', usageArg = '4'] = process.argv.slice(2);
+const [phase = 'ledger', jobsArg = '600', writersArg = '8', usageArg = '4', perStatementArg = '0'] =
+  process.argv.slice(2);
 const JOBS = Number(jobsArg);
 const WRITERS = Number(writersArg);
 const USAGE = Number(usageArg);
+/** Transfers per statement at most; 0: one statement per step of the job. */
+const PER_STATEMENT = Number(perStatementArg);
+
+/** A step's transfers in statements of at most `n` (n = 0: the step is one statement). */
+const statementsOf = (step: readonly Transfer[], n: number): Transfer[][] => {
+  if (n <= 0) return [[...step]];
+  const out: Transfer[][] = [];
+  for (let i = 0; i < step.length; i += n) out.push(step.slice(i, i + n));
+  return out;
+};
 const URL = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ASSET = 'NTX';
 const AT = '2030-01-01T00:00:00.000Z';
@@ -142,7 +154,10 @@ const main = async (): Promise<void> => {
       await ledger.apply(sqlOf(client), deposits);
       client.release();
     }
-    const steps = Array.from({ length: JOBS }, (_, j) => jobSteps(j));
+    const steps = Array.from({ length: JOBS }, (_, j) =>
+      jobSteps(j).flatMap((step) => statementsOf(step, PER_STATEMENT)),
+    );
+    const statements = steps.reduce((n, s) => n + s.length, 0);
     const transfers = steps.reduce((n, s) => n + s.reduce((m, batch) => m + batch.length, 0), 0);
     let next = 0;
     const started = performance.now();
@@ -181,7 +196,8 @@ const main = async (): Promise<void> => {
         jobs: JOBS,
         writers: WRITERS,
         transfers,
-        statements: JOBS * 3,
+        statements,
+        perStatement: PER_STATEMENT,
         seconds,
         transfersPerSecond: transfers / seconds,
         peakRssMb: process.resourceUsage().maxRSS / 1024,
