@@ -126,6 +126,12 @@ const normalizeResources = (
     src.disk === undefined
       ? 0
       : unit(parseSize(src.disk.size, FIELD_LIMITS.maxDiskBytes), [...path, 'disk', 'size'], c);
+  if (src.disk !== undefined)
+    c.error(
+      [...path, 'disk'],
+      'NOT_SUPPORTED',
+      "not honoured yet: no placement checks a provider's disk, and a rank's workspace is the size the provider's policy gives (disk.workspace_per_rank); omit disk",
+    );
   const gpus = src.gpus === undefined ? null : normalizeGpus(src.gpus, [...path, 'gpus'], c);
   if (cpu === 0) c.error([...path, 'cpu', 'cores'], 'OUT_OF_RANGE', 'cores must be at least 0.001');
   if (c.errors.length > before) return undefined;
@@ -555,6 +561,12 @@ export const normalizeAllocation = (
       ? undefined
       : normalizeFailureRecovery(src, shape.distributed, execution?.env, path, c);
   const location = normalizeLocation(src.location, [...path, 'location'], c);
+  if (src.dns_name !== undefined)
+    c.error(
+      [...path, 'dns_name'],
+      'NOT_SUPPORTED',
+      'not honoured yet: the job network has no DNS, ranks reach each other by address (MASTER_ADDR, the hostfile); omit dns_name',
+    );
 
   let maxDurationMs = ensembleMaxDurationMs;
   if (src.max_duration !== undefined) {

@@ -47,6 +47,13 @@ export const normalizeLocation = (
         c.error([...path, which, i], 'INVALID_VALUE', 'city and isp must not be blank');
         return;
       }
+      for (const key of ['asn', 'isp'] as const)
+        if (m[key] !== null)
+          c.error(
+            [...path, which, i, key],
+            'NOT_SUPPORTED',
+            `not honoured yet: no provider reports its ${key === 'asn' ? 'network (AS number)' : 'network operator'}, so ${which === 'accept' ? 'the entry could match no provider' : 'the entry would reject none'}; use continent, country or city`,
+          );
       byKey.set(matchKey(m), m);
     });
     return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, m]) => m);

@@ -292,11 +292,13 @@ export const ResourcesSource = z
       nunet: 'resources.ram.size (GB)',
     }),
     disk: z
-      .strictObject({ size: size('Scratch disk per rank.', ['100GB']) })
+      .strictObject({
+        size: size('Scratch disk per rank. Not supported yet: refused (NOT_SUPPORTED).', ['100GB']),
+      })
       .register(specDocs, {
         id: 'Disk',
         title: 'resources.disk',
-        description: 'Scratch disk per rank.',
+        description: 'Scratch disk per rank. Not supported yet: refused (NOT_SUPPORTED).',
         nunet: 'resources.disk.size (GB)',
       })
       .optional(),
@@ -555,9 +557,12 @@ export const LocationMatchSource = z
           error: (iss) => `asn '${String(iss.input)}' must be a number such as 13335 or "AS13335"`,
         }),
       ]),
-      'Autonomous system number of the host network.',
+      'Autonomous system number of the host network. Not supported yet: refused (NOT_SUPPORTED).',
     ).optional(),
-    isp: doc(z.string().min(1).max(128), 'Internet provider name.').optional(),
+    isp: doc(
+      z.string().min(1).max(128),
+      'Internet provider name. Not supported yet: refused (NOT_SUPPORTED).',
+    ).optional(),
   })
   .register(specDocs, {
     id: 'LocationMatch',
@@ -628,7 +633,7 @@ export const AllocationSource = z
     ).optional(),
     dns_name: doc(
       dnsLabel('dns_name'),
-      'Name on the job network (`<dns_name>.internal`). Default: the allocation name.',
+      'Name on the job network (`<dns_name>.internal`). Default: the allocation name. Not supported yet: refused (NOT_SUPPORTED).',
       { nunet: 'dns_name' },
     ).optional(),
     ports: doc(nameList(PortSource, FIELD_LIMITS.maxPorts, 'ports'), 'Ports each rank serves.').optional(),

@@ -386,9 +386,14 @@ describe('allocations', () => {
       check: (spec) => expect(trainerOf(spec).maxDurationMs).toBe(1_800_000),
     },
     {
-      name: 'dns_name',
+      name: 'dns_name, not honoured yet',
       patch: (s) => (trainer(s).dns_name = 'rank'),
-      check: (spec) => expect(trainerOf(spec).dnsName).toBe('rank'),
+      error: { path: `${T}.dns_name`, code: 'NOT_SUPPORTED', message: /no DNS/ },
+    },
+    {
+      name: 'no dns_name: the allocation name',
+      patch: () => undefined,
+      check: (spec) => expect(trainerOf(spec).dnsName).toBe('trainer'),
     },
     {
       name: 'dns_name invalid',
@@ -431,7 +436,7 @@ describe('allocations', () => {
       patch: (s) =>
         (trainer(s).location = {
           accept: [{ continent: 'Europe' }, { country: 'de', city: ' Berlin ' }, { continent: 'EU' }],
-          reject: [{ asn: 'AS64512' }, { isp: 'Example' }],
+          reject: [{ country: 'us' }],
         }),
       check: (spec) =>
         expect(trainerOf(spec).location).toEqual({
@@ -439,11 +444,22 @@ describe('allocations', () => {
             { continent: 'EU', country: null, city: null, asn: null, isp: null },
             { continent: null, country: 'DE', city: 'Berlin', asn: null, isp: null },
           ],
-          reject: [
-            { continent: null, country: null, city: null, asn: 64512, isp: null },
-            { continent: null, country: null, city: null, asn: null, isp: 'Example' },
-          ],
+          reject: [{ continent: null, country: 'US', city: null, asn: null, isp: null }],
         }),
+    },
+    {
+      name: 'location by asn, not honoured yet',
+      patch: (s) => (trainer(s).location = { reject: [{ asn: 'AS64512' }] }),
+      error: { path: `${T}.location.reject[0].asn`, code: 'NOT_SUPPORTED', message: /would reject none/ },
+    },
+    {
+      name: 'location by isp, not honoured yet',
+      patch: (s) => (trainer(s).location = { accept: [{ isp: 'Example' }] }),
+      error: {
+        path: `${T}.location.accept[0].isp`,
+        code: 'NOT_SUPPORTED',
+        message: /could match no provider/,
+      },
     },
     {
       name: 'location continent unknown',
@@ -526,9 +542,9 @@ describe('resources', () => {
       check: (spec) => expect(trainerOf(spec).resources.ramBytes).toBe(1_500_000_000),
     },
     {
-      name: 'disk.size',
+      name: 'disk, not honoured yet',
       patch: (s) => (trainer(s).resources.disk = { size: '1TB' }),
-      check: (spec) => expect(trainerOf(spec).resources.diskBytes).toBe(1e12),
+      error: { path: `${T}.resources.disk`, code: 'NOT_SUPPORTED', message: /workspace_per_rank/ },
     },
     {
       name: 'disk.size fractional bytes',

@@ -347,7 +347,6 @@ const validAllocation = fc
     gpus: validGpus,
     cores: fc.constantFrom(0.5, 1, 2, 8, 0.125),
     ram: exactSize,
-    disk: opt(exactSize),
     env: opt(
       fc.dictionary(fc.constantFrom('A', 'HF_HOME', 'STEPS', 'LR'), fc.string({ maxLength: 8 }), {
         maxKeys: 3,
@@ -360,7 +359,10 @@ const validAllocation = fc
         .record({
           accept: opt(
             fc.array(
-              locationMatch.filter((m) => Object.keys(m).length > 0),
+              // asn and isp are refused NOT_SUPPORTED until a provider reports them.
+              locationMatch
+                .map(({ asn: _asn, ...m }: Record<string, unknown>) => m)
+                .filter((m) => Object.keys(m).length > 0),
               { maxLength: 2 },
             ),
           ),
@@ -383,7 +385,6 @@ const validAllocation = fc
       resources: clean({
         cpu: { cores: g.cores },
         ram: { size: g.ram },
-        disk: g.disk === undefined ? undefined : { size: g.disk },
         gpus: g.withGpus ? { ...g.gpus, count: ranks * g.gpusPerRank } : undefined,
       }),
       location: g.location,

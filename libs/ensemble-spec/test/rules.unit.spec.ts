@@ -425,9 +425,9 @@ describe('durations, limits and names across the ensemble', () => {
         }),
     },
     {
-      name: 'duplicate dns_name',
+      name: 'a dns_name, even a duplicate one, is refused until the job network has DNS',
       patch: (s) => (s.allocations.web = { ...service('web'), dns_name: 'trainer' }),
-      error: { path: 'allocations.web.dns_name', code: 'DUPLICATE', message: /allocation 'trainer'/ },
+      error: { path: 'allocations.web.dns_name', code: 'NOT_SUPPORTED' },
     },
   ]);
 });

@@ -599,7 +599,7 @@ export interface components {
        * @example 2h
        */
       readonly max_duration?: string;
-      /** @description Name on the job network (`<dns_name>.internal`). Default: the allocation name. */
+      /** @description Name on the job network (`<dns_name>.internal`). Default: the allocation name. Not supported yet: refused (NOT_SUPPORTED). */
       readonly dns_name?: string;
       /** @description Ports each rank serves. */
       readonly ports?: readonly components['schemas']['Port'][];
@@ -916,11 +916,11 @@ export interface components {
     };
     /**
      * resources.disk
-     * @description Scratch disk per rank.
+     * @description Scratch disk per rank. Not supported yet: refused (NOT_SUPPORTED).
      */
     readonly Disk: {
       /**
-       * @description Scratch disk per rank.
+       * @description Scratch disk per rank. Not supported yet: refused (NOT_SUPPORTED).
        * @example 100GB
        */
       readonly size: string;
@@ -1361,9 +1361,9 @@ export interface components {
       readonly country?: string;
       /** @description City name as the provider declares it. */
       readonly city?: string;
-      /** @description Autonomous system number of the host network. */
+      /** @description Autonomous system number of the host network. Not supported yet: refused (NOT_SUPPORTED). */
       readonly asn?: number | string;
-      /** @description Internet provider name. */
+      /** @description Internet provider name. Not supported yet: refused (NOT_SUPPORTED). */
       readonly isp?: string;
     };
     /**

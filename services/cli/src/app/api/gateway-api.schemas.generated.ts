@@ -50,7 +50,8 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
         dns_name: {
           type: 'string',
           pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$',
-          description: 'Name on the job network (`<dns_name>.internal`). Default: the allocation name.',
+          description:
+            'Name on the job network (`<dns_name>.internal`). Default: the allocation name. Not supported yet: refused (NOT_SUPPORTED).',
         },
         ports: {
           maxItems: 64,
@@ -602,14 +603,14 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
           type: 'string',
           maxLength: 64,
           pattern: '^(0|[1-9][0-9]*)(\\.[0-9]+)? ?(B|kB|MB|GB|TB|PB|KiB|MiB|GiB|TiB|PiB)$',
-          description: 'Scratch disk per rank.',
+          description: 'Scratch disk per rank. Not supported yet: refused (NOT_SUPPORTED).',
           examples: ['100GB'],
         },
       },
       required: ['size'],
       additionalProperties: false,
       title: 'resources.disk',
-      description: 'Scratch disk per rank.',
+      description: 'Scratch disk per rank. Not supported yet: refused (NOT_SUPPORTED).',
     },
     Distributed: {
       type: 'object',
@@ -1412,9 +1413,15 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
             { type: 'integer', minimum: 1, maximum: 4294967295 },
             { type: 'string', pattern: '^(AS|as)?[1-9][0-9]{0,9}$' },
           ],
-          description: 'Autonomous system number of the host network.',
+          description:
+            'Autonomous system number of the host network. Not supported yet: refused (NOT_SUPPORTED).',
         },
-        isp: { type: 'string', minLength: 1, maxLength: 128, description: 'Internet provider name.' },
+        isp: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 128,
+          description: 'Internet provider name. Not supported yet: refused (NOT_SUPPORTED).',
+        },
       },
       additionalProperties: false,
       title: 'location entry',
