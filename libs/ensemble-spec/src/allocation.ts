@@ -204,6 +204,11 @@ const normalizePorts = (src: AllocationSourceSpec['ports'], path: P, c: Collecto
         c.error([...path, i, 'public'], 'DUPLICATE', `public ${p.protocol} port ${p.public} is listed twice`);
       }
       seenPublic.add(publicKey);
+      c.error(
+        [...path, i, 'public'],
+        'NOT_SUPPORTED',
+        `not honoured yet: no port is published outside the job network, so public ${p.public} would reach nothing; omit public (the allocation's ranks reach port ${p.private} on the job network)`,
+      );
     }
     ports.push({ private: p.private, public: p.public ?? null, protocol: p.protocol });
   });

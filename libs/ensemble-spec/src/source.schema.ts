@@ -594,7 +594,7 @@ export const PortSource = z
     private: doc(boundedInt(1, 65535), 'Port the rank listens on.'),
     public: doc(
       boundedInt(1025, 65535),
-      "Port exposed on the host's public address. Absent: reachable on the job network only.",
+      "Port exposed on the host's public address. Absent: reachable on the job network only. Not supported yet: refused (NOT_SUPPORTED).",
     ).optional(),
     protocol: doc(z.enum(['tcp', 'udp']).default('tcp'), 'Transport protocol.'),
   })

@@ -405,16 +405,18 @@ describe('allocations', () => {
       patch: (s) => {
         trainer(s).distributed.gpus_per_node = { max: 1 };
         trainer(s).distributed.max_nodes = 4;
-        trainer(s).ports = [
-          { private: 9000, protocol: 'udp' },
-          { private: 8080, public: 30080 },
-        ];
+        trainer(s).ports = [{ private: 9000, protocol: 'udp' }, { private: 8080 }];
       },
       check: (spec) =>
         expect(trainerOf(spec).ports).toEqual([
-          { private: 8080, public: 30080, protocol: 'tcp' },
+          { private: 8080, public: null, protocol: 'tcp' },
           { private: 9000, public: null, protocol: 'udp' },
         ]),
+    },
+    {
+      name: 'a public port, not honoured yet',
+      patch: (s) => (trainer(s).ports = [{ private: 8080, public: 30080 }]),
+      error: { path: `${T}.ports[0].public`, code: 'NOT_SUPPORTED', message: /no port is published/ },
     },
     {
       name: 'ports public below 1025',

@@ -1537,7 +1537,7 @@ export interface components {
     readonly Port: {
       /** @description Port the rank listens on. */
       readonly private: number;
-      /** @description Port exposed on the host's public address. Absent: reachable on the job network only. */
+      /** @description Port exposed on the host's public address. Absent: reachable on the job network only. Not supported yet: refused (NOT_SUPPORTED). */
       readonly public?: number;
       /**
        * @description Transport protocol.

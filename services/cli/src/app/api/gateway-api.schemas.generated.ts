@@ -1854,7 +1854,7 @@ export const GATEWAY_API_COMPONENTS: Readonly<Record<string, unknown>> = {
           minimum: 1025,
           maximum: 65535,
           description:
-            "Port exposed on the host's public address. Absent: reachable on the job network only.",
+            "Port exposed on the host's public address. Absent: reachable on the job network only. Not supported yet: refused (NOT_SUPPORTED).",
         },
         protocol: {
           default: 'tcp',
