@@ -18,7 +18,7 @@
  * process's clock at the kill (one machine, one clock).
  */
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Envelope, JobCancelRequested, JobSubmitted, prefixSubject } from '@gpunet/contracts';
@@ -32,6 +32,7 @@ import { DevCluster, publishAs } from '../src/dev-cluster';
 import { openDevEconomy } from '../src/economy';
 import { type SimulatedEdge, startSimulatedEdge } from '../src/edge-process';
 import { NamespaceBridge } from '../src/namespace-bridge';
+import { rankProcessId } from '../src/rank-process';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '10' } } });
 const RUNS = Number(values.runs);
@@ -55,7 +56,10 @@ gpus:
 host: { cpu_cores: 16, memory: 64GiB }
 `;
 
-/** Polls `ready` every 50 ms until it holds, or fails after `timeoutMs` saying what it waited for. */
+/**
+ * Polls `ready` every 50 ms until it holds, or fails after `timeoutMs` saying what it waited for.
+ * (`@gpunet/testing` has one, but its index loads vitest, which a plain script cannot.)
+ */
 const waitFor = async <T,>(
   ready: () => T | undefined | false,
   { timeoutMs, description }: { timeoutMs: number; description: string },
@@ -150,26 +154,6 @@ const cancel = (jobId: string) =>
     requestedAt: new Date().toISOString(),
   });
 
-/** The pid of a job's rank on this machine (its environment names the job, attempt and rank). */
-const rankPid = (jobId: string, attempt: number, rank: number): number | undefined => {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let env: string[];
-    try {
-      env = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
-    } catch {
-      continue;
-    }
-    if (
-      env.includes(`GPUNET_JOB_ID=${jobId}`) &&
-      env.includes(`GPUNET_ATTEMPT=${attempt}`) &&
-      env.includes(`RANK=${rank}`)
-    )
-      return Number(entry);
-  }
-  return undefined;
-};
-
 /** Waits until `attempt` of the job runs and its rank `rank` has printed a training step. */
 const training = async (jobId: string, attempt: number, rank: number): Promise<void> => {
   await waitFor(
@@ -201,7 +185,7 @@ const restartRuns = async (name: string, signal: NodeJS.Signals, progressTimeout
   for (let attempt = 1; attempt <= RUNS; attempt++) {
     const rank = attempt % 4;
     await training(jobId, attempt, rank);
-    const pid = rankPid(jobId, attempt, rank);
+    const pid = rankProcessId(jobId, rank, attempt);
     if (pid === undefined)
       throw new Error(`${name}: rank ${rank} of attempt ${attempt} is not on this machine`);
     const killedAt = Date.now();
@@ -253,7 +237,7 @@ const providerLostRuns = async (): Promise<{ samples: Sample[]; stopped: string[
     } catch {
       return { samples, stopped: [`run ${run}: the job did not train within 180 s`, ...story(jobId)] };
     }
-    const onBeta = [2, 3].map((rank) => rankPid(jobId, 1, rank));
+    const onBeta = [2, 3].map((rank) => rankProcessId(jobId, rank, 1));
     const killedAt = Date.now();
     await beta.process.kill();
     for (const pid of onBeta) if (pid !== undefined) process.kill(pid, 'SIGKILL');

@@ -18,6 +18,7 @@ export {
   startSimulatedEdge,
 } from './edge-process';
 export { NamespaceBridge } from './namespace-bridge';
+export { rankProcessId } from './rank-process';
 export {
   CONTROL_PLANE_SERVICES,
   type ControlPlaneService,

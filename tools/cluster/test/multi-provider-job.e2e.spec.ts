@@ -11,13 +11,14 @@ import { askQuery } from '@gpunet/eventing';
 import { parseEnsembleSpec } from '@gpunet/ensemble-spec';
 import { type Netns, requireTestbed, Testbed } from '@gpunet/netns-testbed';
 import { waitFor } from '@gpunet/testing';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   awaitMeasurements,
   CLUSTER_BENCHMARKING_ENV,
   NamespaceBridge,
+  rankProcessId,
   type SimulatedEdge,
   startSimulatedEdge,
 } from '../src';
@@ -170,21 +171,6 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
   /** Stdout lines of a job's ranks as JSON, with the attempt they belong to. */
   const rankLines = (jobId: string) => rankJsonLines(c, jobId);
 
-  /** The pid of a job's rank process on this machine (its environment names the job and rank). */
-  const rankPid = (jobId: string, rank: number): number | undefined => {
-    for (const entry of readdirSync('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      let env: string[];
-      try {
-        env = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
-      } catch {
-        continue;
-      }
-      if (env.includes(`GPUNET_JOB_ID=${jobId}`) && env.includes(`RANK=${rank}`)) return Number(entry);
-    }
-    return undefined;
-  };
-
   /** Waits for rank 2 of `jobId` to train (a step line); true once it does. */
   const rank2Training = (jobId: string) =>
     withExplanation(jobId, () =>
@@ -196,7 +182,7 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
 
   /** Sends `signal` to a job's rank process on this machine (`training`: it was seen training). */
   const signalTrainingRank = (jobId: string, rank: number, signal: NodeJS.Signals, training: boolean) => {
-    const pid = rankPid(jobId, rank);
+    const pid = rankProcessId(jobId, rank);
     expect(training && pid, `rank ${rank} trains on this machine`).toBeTruthy();
     process.kill(pid!, signal);
   };
@@ -412,7 +398,7 @@ describe.skipIf(!ok)('your first multi-provider job, end to end (namespaces, pro
     const killedAt = Date.now();
     await beta.process.kill();
     for (const rank of onBeta) {
-      const pid = rankPid(jobId, rank);
+      const pid = rankProcessId(jobId, rank);
       if (pid !== undefined) process.kill(pid, 'SIGKILL');
     }
 
